@@ -1,0 +1,327 @@
+//! Deterministic deficiency detection: the refinement plan.
+//!
+//! Invariant: the same AIR always yields the same plan, in document order. Nothing here
+//! reads a repository or guesses; a deficiency is a property of the AIR alone.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Air, ErrorDef, Field, Operation};
+use super::target::{TargetKey, TargetKind};
+use crate::skill::registry;
+
+/// A class of deficiency a skill can close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeficiencyCode {
+    MissingFieldDescription,
+    TautologicalDescription,
+    MissingOperationDescription,
+    ErrorRetryabilityUnclear,
+    UnitAmbiguousField,
+    UnclassifiedSensitiveField,
+    UnprovenInferredValue,
+}
+
+impl DeficiencyCode {
+    pub const ALL: [DeficiencyCode; 7] = [
+        DeficiencyCode::MissingFieldDescription,
+        DeficiencyCode::TautologicalDescription,
+        DeficiencyCode::MissingOperationDescription,
+        DeficiencyCode::ErrorRetryabilityUnclear,
+        DeficiencyCode::UnitAmbiguousField,
+        DeficiencyCode::UnclassifiedSensitiveField,
+        DeficiencyCode::UnprovenInferredValue,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeficiencyCode::MissingFieldDescription => "missing_field_description",
+            DeficiencyCode::TautologicalDescription => "tautological_description",
+            DeficiencyCode::MissingOperationDescription => "missing_operation_description",
+            DeficiencyCode::ErrorRetryabilityUnclear => "error_retryability_unclear",
+            DeficiencyCode::UnitAmbiguousField => "unit_ambiguous_field",
+            DeficiencyCode::UnclassifiedSensitiveField => "unclassified_sensitive_field",
+            DeficiencyCode::UnprovenInferredValue => "unproven_inferred_value",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DeficiencyCode> {
+        DeficiencyCode::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            DeficiencyCode::UnclassifiedSensitiveField => Severity::High,
+            DeficiencyCode::ErrorRetryabilityUnclear
+            | DeficiencyCode::UnitAmbiguousField
+            | DeficiencyCode::MissingFieldDescription
+            | DeficiencyCode::MissingOperationDescription => Severity::Medium,
+            DeficiencyCode::TautologicalDescription | DeficiencyCode::UnprovenInferredValue => {
+                Severity::Low
+            }
+        }
+    }
+}
+
+impl fmt::Display for DeficiencyCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+        })
+    }
+}
+
+/// One detected deficiency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deficiency {
+    pub target: TargetKey,
+    pub code: DeficiencyCode,
+    pub skill: String,
+    pub severity: Severity,
+    /// For `unproven_inferred_value`: the attribute a heuristic set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribute: Option<String>,
+    pub detail: String,
+}
+
+/// Name fragments that make a numeric field a quantity whose unit matters.
+const QUANTITY_WORDS: &[&str] = &[
+    "timeout", "ttl", "delay", "interval", "duration", "size", "limit", "amount", "price",
+    "cost", "fee", "balance", "total", "length", "distance", "weight", "age", "expiry",
+    "expires", "retention", "period", "bytes", "rate", "percent", "quota", "capacity",
+    "latency", "elapsed", "wait", "backoff", "window", "lifetime", "deadline", "budget",
+    "threshold", "max", "min", "height", "width",
+];
+
+/// Name fragments that suggest personal, secret or financial data.
+const SENSITIVE_WORDS: &[&str] = &[
+    "email", "phone", "ssn", "address", "token", "password", "passwd", "secret", "dob",
+    "birth", "birthday", "iban", "bic", "card", "cvv", "cvc", "pan", "passport", "salary",
+    "tax", "credential", "credentials", "apikey", "pin", "otp", "ip", "firstname", "lastname",
+    "surname", "fullname", "account", "routing", "license", "nationality", "gender",
+];
+
+/// Words that carry no content when judging whether a description restates a name.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "of", "for", "to", "in", "on", "is", "are", "be", "this", "that", "it",
+    "its", "field", "value", "parameter", "param", "property", "attribute", "and", "or",
+    "as", "by", "with", "given", "specified", "object", "request", "response",
+];
+
+/// Splits an identifier (snake, kebab, dotted, camel) into lowercase words.
+pub fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+fn stem(word: &str) -> &str {
+    if word.len() >= 3 && word.ends_with('s') && !word.ends_with("ss") {
+        &word[..word.len() - 1]
+    } else {
+        word
+    }
+}
+
+/// True when every content word of `description` already appears in `name` or `ty`.
+pub fn is_tautological(description: &str, name: &str, ty: &str) -> bool {
+    let known: BTreeSet<String> = name_words(name)
+        .into_iter()
+        .chain(name_words(ty))
+        .map(|w| stem(&w).to_string())
+        .collect();
+    let content: Vec<String> = name_words(description)
+        .into_iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect();
+    !content.is_empty() && content.iter().all(|w| known.contains(stem(w)))
+}
+
+fn is_blank(text: &Option<String>) -> bool {
+    text.as_deref().is_none_or(|t| t.trim().is_empty())
+}
+
+fn has_word(name: &str, words: &[&str]) -> bool {
+    let parts = name_words(name);
+    let joined: String = parts.concat();
+    parts.iter().any(|p| words.contains(&p.as_str())) || words.contains(&joined.as_str())
+}
+
+/// The deterministic refinement plan for `air`.
+pub fn detect(air: &Air) -> Vec<Deficiency> {
+    let mut out = Vec::new();
+    for op in &air.operations {
+        detect_operation(op, &mut out);
+        for field in &op.fields {
+            detect_field(op, field, &mut out);
+        }
+        for error in &op.errors {
+            detect_error(op, error, &mut out);
+        }
+    }
+    out
+}
+
+fn push(
+    out: &mut Vec<Deficiency>,
+    target: TargetKey,
+    code: DeficiencyCode,
+    attribute: Option<&str>,
+    detail: String,
+) {
+    let kind = target.kind();
+    let skill = match (code, attribute) {
+        (DeficiencyCode::UnprovenInferredValue, Some(attr)) => registry().writer_of(kind, attr),
+        _ => registry()
+            .skills
+            .iter()
+            .find(|s| s.target_kind == kind && s.policy.triggers.contains(&code)),
+    };
+    // Every code the detector emits has a skill in the built-in registry (unit-tested);
+    // a code without one is not a refinable deficiency and is not planned.
+    let Some(skill) = skill else { return };
+    out.push(Deficiency {
+        target,
+        code,
+        skill: skill.name.clone(),
+        severity: code.severity(),
+        attribute: attribute.map(str::to_string),
+        detail,
+    });
+}
+
+fn detect_operation(op: &Operation, out: &mut Vec<Deficiency>) {
+    let target = TargetKey::Operation { op: op.id.clone() };
+    if is_blank(&op.description) {
+        push(out, target.clone(), DeficiencyCode::MissingOperationDescription, None,
+            format!("{} {} has no description", op.method, op.path));
+    }
+    for attr in &op.inferred {
+        push(out, target.clone(), DeficiencyCode::UnprovenInferredValue, Some(attr),
+            format!("{attr} was set by a heuristic and is unproven"));
+    }
+}
+
+fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
+    let target = TargetKey::Field {
+        op: op.id.clone(),
+        location: field.location,
+        name: field.name.clone(),
+    };
+    match &field.description {
+        d if is_blank(d) => push(out, target.clone(), DeficiencyCode::MissingFieldDescription,
+            None, format!("field `{}` has no description", field.name)),
+        Some(d) if is_tautological(d, &field.name, &field.ty) => push(out, target.clone(),
+            DeficiencyCode::TautologicalDescription, None,
+            format!("description \"{d}\" only restates the name")),
+        _ => {}
+    }
+    let numeric = matches!(field.ty.as_str(), "integer" | "number");
+    if numeric && field.unit.is_none() && has_word(&field.name, QUANTITY_WORDS) {
+        push(out, target.clone(), DeficiencyCode::UnitAmbiguousField, None,
+            format!("`{}` is a quantity without a unit", field.name));
+    }
+    if field.sensitivity.is_none() && has_word(&field.name, SENSITIVE_WORDS) {
+        push(out, target.clone(), DeficiencyCode::UnclassifiedSensitiveField, None,
+            format!("`{}` looks personal or secret and has no sensitivity class", field.name));
+    }
+    for attr in &field.inferred {
+        push(out, target.clone(), DeficiencyCode::UnprovenInferredValue, Some(attr),
+            format!("{attr} was set by a heuristic and is unproven"));
+    }
+}
+
+fn detect_error(op: &Operation, error: &ErrorDef, out: &mut Vec<Deficiency>) {
+    let target = TargetKey::Error { op: op.id.clone(), code: error.code.clone() };
+    if error.retryable.is_none() {
+        push(out, target.clone(), DeficiencyCode::ErrorRetryabilityUnclear, None,
+            format!("whether `{}` (HTTP {}) may be retried is not stated", error.code, error.status));
+    }
+    for attr in &error.inferred {
+        push(out, target.clone(), DeficiencyCode::UnprovenInferredValue, Some(attr),
+            format!("{attr} was set by a heuristic and is unproven"));
+    }
+}
+
+/// Deficiencies on one target that a given skill triggers on.
+pub fn deficiencies_for<'a>(
+    plan: &'a [Deficiency],
+    skill: &str,
+    target: &TargetKey,
+) -> Vec<&'a Deficiency> {
+    plan.iter()
+        .filter(|d| d.skill == skill && &d.target == target)
+        .collect()
+}
+
+/// True for target kinds the built-in skills act on.
+pub fn refinable(kind: TargetKind) -> bool {
+    registry().skills.iter().any(|s| s.target_kind == kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_every_naming_style() {
+        assert_eq!(name_words("captureTimeoutMs"), ["capture", "timeout", "ms"]);
+        assert_eq!(name_words("address.city_name"), ["address", "city", "name"]);
+    }
+
+    #[test]
+    fn tautology_detects_restated_names_only() {
+        assert!(is_tautological("The user id.", "user_id", "string"));
+        assert!(is_tautological("User IDs", "user_id", "string"));
+        assert!(!is_tautological("Opaque id of the account owner.", "user_id", "string"));
+        assert!(!is_tautological("", "user_id", "string"));
+    }
+
+    #[test]
+    fn every_code_has_a_skill() {
+        for code in DeficiencyCode::ALL {
+            assert!(
+                registry().skills.iter().any(|s| s.policy.triggers.contains(&code)),
+                "{code} has no skill"
+            );
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The AIR v1 document: types, loading (JSON or YAML) and structural validation.
+//!
+//! Invariant: an [`Air`] value that exists has passed [`Air::validate`]; unknown keys were
+//! rejected with the path of the offending key.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::target::{Location, TargetKey, is_field_name, is_segment_id};
+use crate::skill::vocab;
+
+pub const AIR_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Air {
+    pub air_version: u32,
+    pub service: Service,
+    pub operations: Vec<Operation>,
+    #[serde(default)]
+    pub capabilities: Vec<Capability>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Service {
+    pub id: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Operation {
+    pub id: String,
+    pub method: String,
+    pub path: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub fields: Vec<Field>,
+    #[serde(default)]
+    pub errors: Vec<ErrorDef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inferred: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Field {
+    pub location: Location,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub unit: Option<String>,
+    #[serde(default)]
+    pub sensitivity: Option<String>,
+    /// Values that a heuristic set and nothing has proven yet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inferred: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ErrorDef {
+    pub code: String,
+    pub status: u16,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub retryable: Option<bool>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inferred: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Capability {
+    pub id: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub operation_ids: Vec<String>,
+}
+
+/// Why an AIR document was refused. `path` is the JSON path of the offending value.
+#[derive(Debug, thiserror::Error)]
+pub enum AirError {
+    #[error("cannot read AIR `{file}`: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("AIR `{file}` is not valid {format}: {message}")]
+    Syntax {
+        file: String,
+        format: &'static str,
+        message: String,
+    },
+    #[error("AIR `{file}` at `{path}`: {message}")]
+    Invalid {
+        file: String,
+        path: String,
+        message: String,
+    },
+}
+
+const METHODS: [&str; 8] = [
+    "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE",
+];
+const FIELD_INFERABLE: [&str; 3] = ["description", "unit", "sensitivity"];
+const ERROR_INFERABLE: [&str; 1] = ["retryable"];
+const OPERATION_INFERABLE: [&str; 1] = ["description"];
+
+impl Air {
+    /// Loads an AIR document from a `.json`, `.yaml` or `.yml` file.
+    pub fn load(path: &Path) -> Result<Air, AirError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| AirError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        let is_yaml = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        );
+        Air::parse(&text, is_yaml, &file)
+    }
+
+    /// Parses AIR text. `file` names the document in errors.
+    pub fn parse(text: &str, yaml: bool, file: &str) -> Result<Air, AirError> {
+        let value: Value = if yaml {
+            serde_yaml_ng::from_str(text).map_err(|e| AirError::Syntax {
+                file: file.to_string(),
+                format: "YAML",
+                message: e.to_string(),
+            })?
+        } else {
+            serde_json::from_str(text).map_err(|e| AirError::Syntax {
+                file: file.to_string(),
+                format: "JSON",
+                message: e.to_string(),
+            })?
+        };
+        Air::from_value(value, file)
+    }
+
+    /// Converts an already-parsed JSON value, rejecting unknown keys with their path.
+    pub fn from_value(value: Value, file: &str) -> Result<Air, AirError> {
+        if let Some(v) = value.get("airVersion").and_then(Value::as_u64)
+            && v != u64::from(AIR_VERSION)
+        {
+            return Err(AirError::Invalid {
+                file: file.to_string(),
+                path: "airVersion".into(),
+                message: format!("unsupported AIR version {v}; this build reads version {AIR_VERSION}"),
+            });
+        }
+        let air: Air = crate::json_path::deserialize(value).map_err(|e| AirError::Invalid {
+            file: file.to_string(),
+            path: e.path,
+            message: e.message,
+        })?;
+        air.validate(file)?;
+        Ok(air)
+    }
+
+    /// Structural rules serde cannot express: unique ids, key-safe ids, vocabularies.
+    pub fn validate(&self, file: &str) -> Result<(), AirError> {
+        let bad = |path: String, message: String| AirError::Invalid {
+            file: file.to_string(),
+            path,
+            message,
+        };
+        if self.air_version != AIR_VERSION {
+            return Err(bad(
+                "airVersion".into(),
+                format!("unsupported AIR version {}", self.air_version),
+            ));
+        }
+        let mut ops = BTreeSet::new();
+        for (i, op) in self.operations.iter().enumerate() {
+            let at = format!("operations[{i}]");
+            if !is_segment_id(&op.id) {
+                return Err(bad(format!("{at}.id"), format!("operation id `{}` must be non-empty [A-Za-z0-9_-]", op.id)));
+            }
+            if !ops.insert(op.id.as_str()) {
+                return Err(bad(format!("{at}.id"), format!("duplicate operation id `{}`", op.id)));
+            }
+            if !METHODS.contains(&op.method.as_str()) {
+                return Err(bad(format!("{at}.method"), format!("unknown HTTP method `{}`", op.method)));
+            }
+            check_inferred(&op.inferred, &OPERATION_INFERABLE, &format!("{at}.inferred"), |name| {
+                (name == "description").then_some(op.description.is_some())
+            })
+            .map_err(|m| bad(format!("{at}.inferred"), m))?;
+            let mut fields = BTreeSet::new();
+            for (j, field) in op.fields.iter().enumerate() {
+                let at = format!("{at}.fields[{j}]");
+                if !is_field_name(&field.name) {
+                    return Err(bad(format!("{at}.name"), format!("field name `{}` must be dotted non-empty segments without whitespace", field.name)));
+                }
+                if !fields.insert((field.location, field.name.as_str())) {
+                    return Err(bad(format!("{at}.name"), format!("duplicate field `{}` in {}", field.name, field.location)));
+                }
+                if let Some(unit) = &field.unit
+                    && !vocab::UNITS.contains(&unit.as_str())
+                {
+                    return Err(bad(format!("{at}.unit"), format!("`{unit}` is not in the unit vocabulary")));
+                }
+                if let Some(s) = &field.sensitivity
+                    && !vocab::SENSITIVITY.contains(&s.as_str())
+                {
+                    return Err(bad(format!("{at}.sensitivity"), format!("`{s}` is not one of none, pii, secret, financial")));
+                }
+                check_inferred(&field.inferred, &FIELD_INFERABLE, "", |name| match name {
+                    "description" => Some(field.description.is_some()),
+                    "unit" => Some(field.unit.is_some()),
+                    "sensitivity" => Some(field.sensitivity.is_some()),
+                    _ => None,
+                })
+                .map_err(|m| bad(format!("{at}.inferred"), m))?;
+            }
+            let mut codes = BTreeSet::new();
+            for (j, error) in op.errors.iter().enumerate() {
+                let at = format!("{at}.errors[{j}]");
+                if !is_segment_id(&error.code) {
+                    return Err(bad(format!("{at}.code"), format!("error code `{}` must be non-empty [A-Za-z0-9_-]", error.code)));
+                }
+                if !codes.insert(error.code.as_str()) {
+                    return Err(bad(format!("{at}.code"), format!("duplicate error code `{}`", error.code)));
+                }
+                if !(100..=599).contains(&error.status) {
+                    return Err(bad(format!("{at}.status"), format!("HTTP status {} is outside 100..=599", error.status)));
+                }
+                check_inferred(&error.inferred, &ERROR_INFERABLE, "", |name| {
+                    (name == "retryable").then_some(error.retryable.is_some())
+                })
+                .map_err(|m| bad(format!("{at}.inferred"), m))?;
+            }
+        }
+        let mut caps = BTreeSet::new();
+        for (i, cap) in self.capabilities.iter().enumerate() {
+            let at = format!("capabilities[{i}]");
+            if !is_segment_id(&cap.id) {
+                return Err(bad(format!("{at}.id"), format!("capability id `{}` must be non-empty [A-Za-z0-9_-]", cap.id)));
+            }
+            if !caps.insert(cap.id.as_str()) {
+                return Err(bad(format!("{at}.id"), format!("duplicate capability id `{}`", cap.id)));
+            }
+            for (j, op) in cap.operation_ids.iter().enumerate() {
+                if !ops.contains(op.as_str()) {
+                    return Err(bad(format!("{at}.operationIds[{j}]"), format!("unknown operation `{op}`")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The AIR hash: sha256 over the canonical JSON of the document.
+    pub fn hash(&self) -> String {
+        crate::canon::canonical_hash(self)
+    }
+
+    pub fn operation(&self, id: &str) -> Option<&Operation> {
+        self.operations.iter().find(|o| o.id == id)
+    }
+
+    /// True when the AIR holds the thing `key` names.
+    pub fn contains(&self, key: &TargetKey) -> bool {
+        match key {
+            TargetKey::Capability { id } => self.capabilities.iter().any(|c| &c.id == id),
+            TargetKey::Operation { op } => self.operation(op).is_some(),
+            TargetKey::Field { op, location, name } => self
+                .operation(op)
+                .is_some_and(|o| o.field(*location, name).is_some()),
+            TargetKey::Error { op, code } => self
+                .operation(op)
+                .is_some_and(|o| o.errors.iter().any(|e| &e.code == code)),
+        }
+    }
+}
+
+impl Operation {
+    pub fn field(&self, location: Location, name: &str) -> Option<&Field> {
+        self.fields
+            .iter()
+            .find(|f| f.location == location && f.name == name)
+    }
+}
+
+fn check_inferred(
+    inferred: &[String],
+    allowed: &[&str],
+    _at: &str,
+    is_set: impl Fn(&str) -> Option<bool>,
+) -> Result<(), String> {
+    let mut seen = BTreeSet::new();
+    for name in inferred {
+        if !allowed.contains(&name.as_str()) {
+            return Err(format!(
+                "`{name}` cannot be inferred here; allowed: {}",
+                allowed.join(", ")
+            ));
+        }
+        if !seen.insert(name) {
+            return Err(format!("`{name}` is listed twice"));
+        }
+        if is_set(name) != Some(true) {
+            return Err(format!("`{name}` is listed as inferred but has no value"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Errors of the case engine. Each names the input it refused.
+
+use std::path::PathBuf;
+
+use super::proposal::DocError;
+use super::verify::StaleField;
+use crate::air::{AirError, TargetKeyError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CaseError {
+    #[error(transparent)]
+    Air(#[from] AirError),
+    #[error("unknown skill `{skill}`; known skills: {known}")]
+    UnknownSkill { skill: String, known: String },
+    #[error(transparent)]
+    Target(#[from] TargetKeyError),
+    #[error("target `{target}` is not in the AIR `{air}`")]
+    TargetNotInAir { target: String, air: String },
+    #[error("skill `{skill}` acts on {expected} targets, but `{target}` is a {actual}")]
+    WrongTargetKind {
+        skill: String,
+        target: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("no deficiency that skill `{skill}` closes ({triggers}) is detected on `{target}`")]
+    NoDeficiency {
+        skill: String,
+        target: String,
+        triggers: String,
+    },
+    #[error("deficiency `{code}` is not detected on `{target}` for skill `{skill}`; detected: {detected}")]
+    DeficiencyNotDetected {
+        code: String,
+        skill: String,
+        target: String,
+        detected: String,
+    },
+    #[error("repository `{}` is not a directory", path.display())]
+    RepoNotDir { path: PathBuf },
+    #[error("scope `{scope}` is invalid: {reason}")]
+    BadScope { scope: String, reason: String },
+    #[error("`{}` is not a run directory: {reason}", path.display())]
+    NotARun { path: PathBuf, reason: String },
+    #[error("run `{run}` belongs to case `{actual}`, not `{expected}`")]
+    WrongCase {
+        run: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("run `{run}` is stale: {}", fields.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
+    Stale { run: String, fields: Vec<StaleField> },
+    #[error("cannot {action} `{}`: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}` is corrupt at `{field}`: {reason}", file.display())]
+    Corrupt {
+        file: PathBuf,
+        field: String,
+        reason: String,
+    },
+    #[error(transparent)]
+    Document(#[from] DocError),
+}
+
+impl CaseError {
+    pub fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> CaseError {
+        let path = path.into();
+        move |source| CaseError::Io { action, path, source }
+    }
+
+    /// A stable, machine-readable name for this kind of refusal.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CaseError::Air(_) => "invalid_air",
+            CaseError::UnknownSkill { .. } => "unknown_skill",
+            CaseError::Target(_) => "malformed_target",
+            CaseError::TargetNotInAir { .. } => "target_not_in_air",
+            CaseError::WrongTargetKind { .. } => "wrong_target_kind",
+            CaseError::NoDeficiency { .. } => "no_deficiency",
+            CaseError::DeficiencyNotDetected { .. } => "deficiency_not_detected",
+            CaseError::RepoNotDir { .. } => "repository_not_a_directory",
+            CaseError::BadScope { .. } => "bad_scope",
+            CaseError::NotARun { .. } => "not_a_run",
+            CaseError::WrongCase { .. } => "wrong_case",
+            CaseError::Stale { .. } => "stale_run",
+            CaseError::Io { .. } => "io",
+            CaseError::Corrupt { .. } => "corrupt_run",
+            CaseError::Document(_) => "rejected_document",
+        }
+    }
+}

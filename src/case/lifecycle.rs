@@ -1,0 +1,119 @@
+//! `lifecycle.json`: the engine-owned record of a run's state, stage freezes and verdicts.
+//!
+//! Invariant: state only moves along [`State::can_advance_to`]; every move is recorded.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::key::RunId;
+
+pub const LIFECYCLE_FORMAT: &str = "anvil-lifecycle";
+pub const LIFECYCLE_FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Open,
+    ResearchFrozen,
+    ProposalFrozen,
+    Finalized,
+    Closed,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Open => "open",
+            State::ResearchFrozen => "research_frozen",
+            State::ProposalFrozen => "proposal_frozen",
+            State::Finalized => "finalized",
+            State::Closed => "closed",
+        }
+    }
+
+    /// Legal moves. An honest decline may finalize from any earlier state.
+    pub fn can_advance_to(self, next: State) -> bool {
+        matches!(
+            (self, next),
+            (State::Open, State::ResearchFrozen)
+                | (State::ResearchFrozen, State::ProposalFrozen)
+                | (State::Open | State::ResearchFrozen | State::ProposalFrozen, State::Finalized)
+                | (State::Finalized, State::Closed)
+        )
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Transition {
+    pub from: Option<State>,
+    pub to: State,
+    pub rail: String,
+    pub at: String,
+}
+
+/// The lifecycle document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Lifecycle {
+    pub format: String,
+    pub format_version: u32,
+    pub run_id: RunId,
+    pub state: State,
+    /// File (relative to the run) → `sha256:` of its bytes when its stage froze.
+    pub frozen: BTreeMap<String, String>,
+    /// Stage-specific records (stage-1 verdicts, the proposal validation record, …).
+    pub records: BTreeMap<String, Value>,
+    pub transitions: Vec<Transition>,
+}
+
+impl Lifecycle {
+    pub fn new(run_id: RunId, at: &str) -> Lifecycle {
+        Lifecycle {
+            format: LIFECYCLE_FORMAT.into(),
+            format_version: LIFECYCLE_FORMAT_VERSION,
+            run_id,
+            state: State::Open,
+            frozen: BTreeMap::new(),
+            records: BTreeMap::new(),
+            transitions: vec![Transition {
+                from: None,
+                to: State::Open,
+                rail: "open".into(),
+                at: at.into(),
+            }],
+        }
+    }
+
+    /// Moves to `next`, or says why it may not.
+    pub fn advance(&mut self, next: State, rail: &str, at: &str) -> Result<(), String> {
+        if !self.state.can_advance_to(next) {
+            return Err(format!(
+                "`{rail}` cannot move a run from {} to {next}",
+                self.state
+            ));
+        }
+        self.transitions.push(Transition {
+            from: Some(self.state),
+            to: next,
+            rail: rail.into(),
+            at: at.into(),
+        });
+        self.state = next;
+        Ok(())
+    }
+}
+
+/// Current time as RFC 3339 UTC with milliseconds.
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}

@@ -1,0 +1,23 @@
+//! Cases: identity and immutable runs, the canonical `case.json`, its generated views,
+//! proposal parsing and binding, and the lifecycle record.
+//!
+//! Invariant: `case` never spawns an agent. It reads the repository only through the
+//! engine's own code, and never writes an existing run from `open`.
+
+pub mod claim;
+pub mod doc;
+pub mod error;
+pub mod key;
+pub mod lifecycle;
+pub mod open;
+pub mod proposal;
+pub mod run;
+pub mod schema;
+pub mod verify;
+pub mod views;
+
+pub use doc::CaseDoc;
+pub use error::CaseError;
+pub use key::{CaseKey, RunId};
+pub use open::{OpenMode, OpenRequest, Opened, open};
+pub use run::Run;

@@ -1,0 +1,381 @@
+//! `case open`: materialise a new immutable run (or name an existing one to resume).
+//!
+//! Invariant: every input is resolved and validated before anything touches the disk; a new
+//! run is assembled in a hidden staging directory and renamed into place, so a refusal
+//! leaves the cases directory as it was and no reader ever sees half a run.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use globset::Glob;
+
+use super::doc::*;
+use super::error::CaseError;
+use super::key::{CaseKey, RunId};
+use super::lifecycle::{Lifecycle, now};
+use super::proposal::{PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION};
+use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, Run, WORKSPACE_DIR};
+use super::verify::{Current, staleness};
+use super::views::{CASE_MD, SCHEMA_FILE, render_views};
+use crate::air::{Air, DeficiencyCode, TargetKey, deficiencies_for, detect, name_words};
+use crate::fsio;
+use crate::skill::{EvidenceKind, Scope, SkillContract, registry};
+
+/// How `open` treats existing runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Always a new run (the default).
+    New,
+    /// Name an existing run to continue; nothing is written.
+    Resume(PathBuf),
+    /// A new run that supersedes the named one; the named run is kept untouched.
+    Replace(PathBuf),
+}
+
+/// Everything `case open` needs, as given by the caller.
+#[derive(Debug, Clone)]
+pub struct OpenRequest {
+    pub air: PathBuf,
+    pub repo: PathBuf,
+    pub skill: String,
+    pub target: String,
+    pub deficiency: Option<String>,
+    pub cases_dir: PathBuf,
+    pub executor: String,
+    /// `GLOB=KIND` rules; when given they replace the default inspect scopes.
+    pub scopes: Vec<String>,
+    pub mode: OpenMode,
+}
+
+/// What `open` produced.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Opened {
+    pub run_dir: PathBuf,
+    pub case_key: CaseKey,
+    pub run_id: RunId,
+    pub resumed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<RunId>,
+}
+
+/// The validated inputs of an open; building it touches nothing on disk.
+struct Resolved {
+    air: Air,
+    air_path: PathBuf,
+    repo: PathBuf,
+    skill: &'static SkillContract,
+    target: TargetKey,
+    deficiency: DeficiencyCode,
+    deficiency_detail: String,
+    scopes: Vec<Scope>,
+    case_key: CaseKey,
+}
+
+/// Parses a `GLOB=KIND` scope rule, refusing globs that could leave the repository.
+pub fn parse_scope(rule: &str) -> Result<Scope, CaseError> {
+    let bad = |reason: &str| CaseError::BadScope {
+        scope: rule.to_string(),
+        reason: reason.to_string(),
+    };
+    let (glob, kind) = rule
+        .rsplit_once('=')
+        .ok_or_else(|| bad("expected GLOB=KIND"))?;
+    if glob.is_empty() {
+        return Err(bad("the glob is empty"));
+    }
+    if glob.starts_with('/') || glob.starts_with('~') || glob.contains('\\') {
+        return Err(bad("the glob escapes the repository: it must be relative"));
+    }
+    if glob.split('/').any(|seg| seg == "..") {
+        return Err(bad("the glob escapes the repository through `..`"));
+    }
+    Glob::new(glob).map_err(|e| bad(&format!("not a glob: {e}")))?;
+    let kind = EvidenceKind::parse(kind).ok_or_else(|| {
+        bad(&format!(
+            "unknown evidence kind `{kind}`; scopes assign implementation, contract_test, schema or doc"
+        ))
+    })?;
+    if !kind.assignable_by_scope() {
+        return Err(bad(&format!(
+            "kind `{kind}` is derived by the engine and cannot be assigned by a scope"
+        )));
+    }
+    Ok(Scope {
+        glob: glob.to_string(),
+        kind,
+    })
+}
+
+fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
+    let air = Air::load(&req.air)?;
+    let reg = registry();
+    let skill = reg.get(&req.skill).ok_or_else(|| CaseError::UnknownSkill {
+        skill: req.skill.clone(),
+        known: reg.names().join(", "),
+    })?;
+    let target: TargetKey = req.target.parse()?;
+    if !air.contains(&target) {
+        return Err(CaseError::TargetNotInAir {
+            target: target.to_string(),
+            air: req.air.display().to_string(),
+        });
+    }
+    if target.kind() != skill.target_kind {
+        return Err(CaseError::WrongTargetKind {
+            skill: skill.name.clone(),
+            target: target.to_string(),
+            expected: skill.target_kind.to_string(),
+            actual: target.kind().to_string(),
+        });
+    }
+    let plan = detect(&air);
+    let found = deficiencies_for(&plan, &skill.name, &target);
+    let chosen = match &req.deficiency {
+        None => found.first().copied().ok_or_else(|| CaseError::NoDeficiency {
+            skill: skill.name.clone(),
+            target: target.to_string(),
+            triggers: skill.policy.triggers.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+        })?,
+        Some(code) => found
+            .iter()
+            .copied()
+            .find(|d| d.code.as_str() == code)
+            .ok_or_else(|| CaseError::DeficiencyNotDetected {
+                code: code.clone(),
+                skill: skill.name.clone(),
+                target: target.to_string(),
+                detected: if found.is_empty() {
+                    "none".into()
+                } else {
+                    found.iter().map(|d| d.code.as_str()).collect::<Vec<_>>().join(", ")
+                },
+            })?,
+    };
+    if !req.repo.is_dir() {
+        return Err(CaseError::RepoNotDir {
+            path: req.repo.clone(),
+        });
+    }
+    let scopes = if req.scopes.is_empty() {
+        reg.default_scopes.clone()
+    } else {
+        req.scopes.iter().map(|s| parse_scope(s)).collect::<Result<_, _>>()?
+    };
+    let repo = fs::canonicalize(&req.repo).map_err(CaseError::io("resolve", &req.repo))?;
+    let air_path = fs::canonicalize(&req.air).map_err(CaseError::io("resolve", &req.air))?;
+    Ok(Resolved {
+        case_key: CaseKey::new(&skill.name, &target),
+        deficiency: chosen.code,
+        deficiency_detail: chosen.detail.clone(),
+        air,
+        air_path,
+        repo,
+        skill,
+        target,
+        scopes,
+    })
+}
+
+/// Opens a case as `req` says: a new run, a resumed one, or a replacement.
+pub fn open(req: &OpenRequest) -> Result<Opened, CaseError> {
+    let r = resolve(req)?;
+    let revision = crate::repo::revision(&r.repo);
+    let policy = CasePolicy::build(r.skill, r.scopes.clone());
+    let current = Current {
+        air_hash: Some(r.air.hash()),
+        source_revision: Some(revision.clone()),
+    };
+    let supersedes = match &req.mode {
+        OpenMode::New => None,
+        OpenMode::Resume(path) | OpenMode::Replace(path) => {
+            let run = Run::load(path)?;
+            if run.doc.identity.case_key != r.case_key {
+                return Err(CaseError::WrongCase {
+                    run: path.display().to_string(),
+                    expected: r.case_key.to_string(),
+                    actual: run.doc.identity.case_key.to_string(),
+                });
+            }
+            if matches!(req.mode, OpenMode::Resume(_)) {
+                let stale = staleness(&run.doc, &current);
+                if !stale.is_empty() {
+                    return Err(CaseError::Stale {
+                        run: path.display().to_string(),
+                        fields: stale,
+                    });
+                }
+                return Ok(Opened {
+                    run_dir: run.dir.clone(),
+                    case_key: r.case_key,
+                    run_id: run.doc.identity.run_id.clone(),
+                    resumed: true,
+                    supersedes: None,
+                });
+            }
+            Some(run.doc.identity.run_id.clone())
+        }
+    };
+
+    let run_id = RunId::generate();
+    let doc = build_doc(&r, run_id.clone(), revision, policy, &req.executor, supersedes.clone());
+    let case_dir = req.cases_dir.join(r.case_key.as_str());
+    let run_dir = materialize(&case_dir, &doc)?;
+    Ok(Opened {
+        run_dir,
+        case_key: r.case_key,
+        run_id,
+        resumed: false,
+        supersedes,
+    })
+}
+
+fn build_doc(
+    r: &Resolved,
+    run_id: RunId,
+    revision: String,
+    policy: CasePolicy,
+    executor: &str,
+    supersedes: Option<RunId>,
+) -> CaseDoc {
+    let skill = r.skill;
+    let target = TargetSnapshot::capture(&r.air, &r.target, skill)
+        .expect("resolve checked the target exists");
+    let mut search_terms = vec![target.name().to_string()];
+    for w in name_words(target.name()) {
+        if w.len() > 2 && !search_terms.contains(&w) {
+            search_terms.push(w);
+        }
+    }
+    if let Some(op) = &target.operation {
+        search_terms.push(op.id.clone());
+        search_terms.push(op.path.clone());
+    }
+    let outputs = vec![
+        "output/evidence.json".to_string(),
+        "output/claims.json".into(),
+        "output/proposal.json".into(),
+        "output/critique.json".into(),
+        "output/tests.json".into(),
+        "output/result.json".into(),
+    ];
+    CaseDoc {
+        format: CASE_FORMAT.into(),
+        format_version: CASE_FORMAT_VERSION,
+        identity: Identity {
+            run_id,
+            case_key: r.case_key.clone(),
+            air_hash: r.air.hash(),
+            source_revision: revision,
+            skill: skill.name.clone(),
+            skill_version: skill.version,
+            policy_hash: policy.hash(),
+            executor: executor.to_string(),
+            created_at: now(),
+            supersedes,
+        },
+        task: Task {
+            question: skill.question.clone(),
+            skill: skill.name.clone(),
+            deficiency: r.deficiency,
+            deficiency_detail: r.deficiency_detail.clone(),
+            phases: ["research", "extract", "synthesize", "critique", "finalize"]
+                .map(String::from)
+                .to_vec(),
+            outputs: outputs.clone(),
+        },
+        context: Context {
+            current_values: target.current.clone(),
+            inferred: target.inferred.clone(),
+            search_terms,
+        },
+        target,
+        workspace: Workspace {
+            scratch: format!("{WORKSPACE_DIR}/"),
+            output: format!("{OUTPUT_DIR}/"),
+        },
+        skill: SkillRef {
+            name: skill.name.clone(),
+            version: skill.version,
+        },
+        policy,
+        procedure: Procedure {
+            phases: phases(),
+            retrieval_hints: skill.retrieval_hints.clone(),
+        },
+        expected_output: ExpectedOutput {
+            proposal_schema: SCHEMA_FILE.into(),
+            proposal_format: PROPOSAL_FORMAT.into(),
+            proposal_format_version: PROPOSAL_FORMAT_VERSION,
+            files: outputs,
+        },
+        inputs: Inputs {
+            air: r.air_path.display().to_string(),
+            repository: r.repo.display().to_string(),
+        },
+    }
+}
+
+fn phases() -> Vec<Phase> {
+    let phase = |name: &str, goal: &str, produces: &[&str]| Phase {
+        name: name.into(),
+        goal: goal.into(),
+        produces: produces.iter().map(|s| s.to_string()).collect(),
+    };
+    vec![
+        phase("research", "plan retrieval, navigate the repository and point the engine at each source region that bears on the target (add-evidence); the engine reads, classifies and freezes it", &["output/evidence.json"]),
+        phase("extract", "state atomic claims, each with one predicate, one value and the artifact ids that establish it (add-claim); then freeze-research", &["output/claims.json"]),
+        phase("synthesize", "draft the patch from accepted claims only; every patched value must equal the value of an accepted claim", &["output/proposal.json"]),
+        phase("critique", "try to falsify each clause, then run validate: the engine's verdict is authoritative", &["output/critique.json"]),
+        phase("finalize", "record the honest outcome, including a decline when the evidence conflicts or is insufficient", &["output/result.json"]),
+    ]
+}
+
+/// Writes a run into a staging directory, then renames it into place.
+fn materialize(case_dir: &Path, doc: &CaseDoc) -> Result<PathBuf, CaseError> {
+    fs::create_dir_all(case_dir).map_err(CaseError::io("create", case_dir))?;
+    let run_id = doc.identity.run_id.to_string();
+    let staging = case_dir.join(format!(".staging-{run_id}"));
+    let final_dir = case_dir.join(&run_id);
+    let result = (|| -> Result<(), CaseError> {
+        fs::create_dir(&staging).map_err(CaseError::io("create", &staging))?;
+        let mut case_bytes = serde_json::to_vec_pretty(doc).map_err(|e| CaseError::Corrupt {
+            file: staging.join(CASE_JSON),
+            field: ".".into(),
+            reason: e.to_string(),
+        })?;
+        case_bytes.push(b'\n');
+        let case_hash = crate::canon::bytes_hash(&case_bytes);
+        let (case_md, schema) = render_views(doc, &case_hash);
+        let write = |name: &str, bytes: &[u8]| {
+            let path = staging.join(name);
+            fsio::write_atomic(&path, bytes).map_err(CaseError::io("write", path))
+        };
+        write(CASE_JSON, &case_bytes)?;
+        write(CASE_MD, case_md.as_bytes())?;
+        write(SCHEMA_FILE, schema.as_bytes())?;
+        let lifecycle = Lifecycle::new(doc.identity.run_id.clone(), &doc.identity.created_at);
+        let path = staging.join(LIFECYCLE_JSON);
+        fsio::write_json_atomic(&path, &lifecycle).map_err(CaseError::io("write", path))?;
+        write(JOURNAL, b"")?;
+        for dir in [WORKSPACE_DIR, OUTPUT_DIR] {
+            let path = staging.join(dir);
+            fs::create_dir(&path).map_err(CaseError::io("create", path))?;
+        }
+        fsio::sync_dir(&staging).map_err(CaseError::io("sync", &staging))?;
+        if final_dir.exists() {
+            return Err(CaseError::Io {
+                action: "create",
+                path: final_dir.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, "run id already taken"),
+            });
+        }
+        fs::rename(&staging, &final_dir).map_err(CaseError::io("publish", &final_dir))?;
+        fsio::sync_dir(case_dir).map_err(CaseError::io("sync", case_dir))
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    Ok(final_dir)
+}

@@ -1,0 +1,75 @@
+//! Loading an existing run directory: its canonical case document and views on disk.
+
+use std::path::{Path, PathBuf};
+
+use super::doc::{CASE_FORMAT, CASE_FORMAT_VERSION, CaseDoc};
+use super::error::CaseError;
+
+pub const CASE_JSON: &str = "case.json";
+pub const LIFECYCLE_JSON: &str = "lifecycle.json";
+pub const JOURNAL: &str = "journal.jsonl";
+pub const WORKSPACE_DIR: &str = "workspace";
+pub const OUTPUT_DIR: &str = "output";
+
+/// A run directory with its parsed `case.json`.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub dir: PathBuf,
+    pub doc: CaseDoc,
+    /// sha256 of case.json's bytes, as `sha256:<hex>`.
+    pub case_hash: String,
+}
+
+impl Run {
+    /// Opens the run at `dir`, refusing anything that is not a complete run.
+    pub fn load(dir: &Path) -> Result<Run, CaseError> {
+        let not_run = |reason: &str| CaseError::NotARun {
+            path: dir.to_path_buf(),
+            reason: reason.to_string(),
+        };
+        if !dir.is_dir() {
+            return Err(not_run("no such directory"));
+        }
+        let case_path = dir.join(CASE_JSON);
+        let bytes = match std::fs::read(&case_path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not_run("it has no case.json"));
+            }
+            Err(e) => return Err(CaseError::io("read", &case_path)(e)),
+        };
+        let text = std::str::from_utf8(&bytes).map_err(|_| CaseError::Corrupt {
+            file: case_path.clone(),
+            field: ".".into(),
+            reason: "not UTF-8".into(),
+        })?;
+        let doc: CaseDoc = crate::json_path::from_str(text).map_err(|e| CaseError::Corrupt {
+            file: case_path.clone(),
+            field: e.path,
+            reason: e.message,
+        })?;
+        if doc.format != CASE_FORMAT || doc.format_version != CASE_FORMAT_VERSION {
+            return Err(CaseError::Corrupt {
+                file: case_path,
+                field: "formatVersion".into(),
+                reason: format!(
+                    "expected {CASE_FORMAT} v{CASE_FORMAT_VERSION}, found {} v{}",
+                    doc.format, doc.format_version
+                ),
+            });
+        }
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.as_deref() != Some(doc.identity.run_id.to_string().as_str()) {
+            return Err(not_run("its directory name is not its run id"));
+        }
+        Ok(Run {
+            dir: dir.to_path_buf(),
+            case_hash: crate::canon::bytes_hash(&bytes),
+            doc,
+        })
+    }
+
+    pub fn output(&self, name: &str) -> PathBuf {
+        self.dir.join(OUTPUT_DIR).join(name)
+    }
+}

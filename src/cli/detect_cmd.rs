@@ -1,0 +1,109 @@
+//! `detect` and `skills`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+use tabled::{Table, Tabled, settings::Style};
+
+use crate::air::{Air, Deficiency, detect as detect_plan};
+use crate::case::CaseError;
+use crate::exit;
+use crate::skill::registry;
+
+#[derive(Debug, Args)]
+pub struct DetectArgs {
+    /// The AIR document (.json, .yaml or .yml).
+    #[arg(long, value_name = "FILE")]
+    pub air: PathBuf,
+    /// Print a versioned JSON document instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Plan<'a> {
+    format: &'static str,
+    format_version: u32,
+    air_hash: String,
+    deficiencies: &'a [Deficiency],
+}
+
+#[derive(Tabled)]
+struct Row {
+    target: String,
+    code: String,
+    skill: String,
+    severity: String,
+    detail: String,
+}
+
+pub fn detect(args: DetectArgs) -> u8 {
+    let air = match Air::load(&args.air) {
+        Ok(a) => a,
+        Err(e) => return super::fail(&CaseError::Air(e), args.json),
+    };
+    let plan = detect_plan(&air);
+    if args.json {
+        super::print_json(&Plan {
+            format: "anvil-plan",
+            format_version: 1,
+            air_hash: air.hash(),
+            deficiencies: &plan,
+        });
+    } else if plan.is_empty() {
+        println!("no deficiencies in {}", args.air.display());
+    } else {
+        let rows = plan.iter().map(|d| Row {
+            target: d.target.to_string(),
+            code: d.code.to_string(),
+            skill: d.skill.clone(),
+            severity: d.severity.to_string(),
+            detail: d.detail.clone(),
+        });
+        println!("{}", Table::new(rows).with(Style::sharp()));
+        println!("{} deficiencies", plan.len());
+    }
+    exit::OK
+}
+
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// Print the full contracts as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Tabled)]
+struct SkillRow {
+    skill: String,
+    target: String,
+    triggers: String,
+    writes: String,
+    #[tabled(rename = "min strength")]
+    strength: f64,
+    #[tabled(rename = "policy hash")]
+    policy: String,
+}
+
+pub fn skills(args: SkillsArgs) -> u8 {
+    let reg = registry();
+    if args.json {
+        super::print_json(&serde_json::json!({
+            "format": "anvil-skills", "formatVersion": 1, "skills": reg.skills,
+            "defaultScopes": reg.default_scopes,
+        }));
+        return exit::OK;
+    }
+    let rows = reg.skills.iter().map(|s| SkillRow {
+        skill: format!("{}@{}", s.name, s.version),
+        target: s.target_kind.to_string(),
+        triggers: s.policy.triggers.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", "),
+        writes: s.policy.writable_fields().join(", "),
+        strength: s.policy.minimum_strength,
+        policy: crate::canon::canonical_hash(&s.policy)[..19].to_string(),
+    });
+    println!("{}", Table::new(rows).with(Style::sharp()));
+    exit::OK
+}

@@ -1,0 +1,94 @@
+//! The command-line interface: clap types and one function per subcommand.
+//!
+//! Parse, call the library, print. Human output goes to stdout; errors go to stderr as
+//! `error: …` (and, with `--json`, also as a JSON object on stdout).
+
+mod case_cmd;
+mod detect_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+use crate::case::CaseError;
+use crate::exit;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "anvil-bench",
+    version,
+    about = "Let a coding agent investigate a repository and propose one grounded fix to an API model",
+    long_about = "Let a coding agent investigate a repository and propose one grounded fix to an API \
+model (AIR), while the engine owns case identity, the target, evidence admissibility, the mutation \
+boundary, validation, reconciliation and application.\n\n\
+Exit codes: 0 ok, 1 rejected by a rail (validation, policy, binding, bad input), 2 usage, \
+3 conflict (idempotency or lock), 4 containment violation, 5 driver failure or timeout."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Detect deficiencies in an AIR document: the deterministic refinement plan.
+    Detect(detect_cmd::DetectArgs),
+    /// List the built-in skill contracts.
+    Skills(detect_cmd::SkillsArgs),
+    /// Open, inspect and verify case runs.
+    #[command(subcommand)]
+    Case(case_cmd::CaseCommand),
+}
+
+/// Entry point used by `main.rs`.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Detect(args) => detect_cmd::detect(args),
+        Command::Skills(args) => detect_cmd::skills(args),
+        Command::Case(cmd) => case_cmd::run(cmd),
+    };
+    ExitCode::from(code)
+}
+
+/// Prints a refusal and returns its exit code.
+pub(crate) fn fail(err: &CaseError, json: bool) -> u8 {
+    let code = exit_code(err);
+    eprintln!("error: {err}");
+    if json {
+        #[derive(Serialize)]
+        struct ErrorDoc<'a> {
+            error: ErrorBody<'a>,
+        }
+        #[derive(Serialize)]
+        struct ErrorBody<'a> {
+            kind: &'a str,
+            message: String,
+            exit_code: u8,
+        }
+        print_json(&ErrorDoc {
+            error: ErrorBody {
+                kind: err.kind(),
+                message: err.to_string(),
+                exit_code: code,
+            },
+        });
+    }
+    code
+}
+
+/// The one mapping from error kind to exit code.
+pub fn exit_code(err: &CaseError) -> u8 {
+    match err {
+        CaseError::Io { .. } => exit::REJECTED,
+        _ => exit::REJECTED,
+    }
+}
+
+pub(crate) fn print_json<T: Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("error: cannot render JSON: {e}"),
+    }
+}
