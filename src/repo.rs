@@ -18,7 +18,10 @@ pub fn revision(repo: &Path) -> String {
     let Some(top) = top else {
         return NO_REVISION.into();
     };
-    let same = match (std::fs::canonicalize(top.trim()), std::fs::canonicalize(repo)) {
+    let same = match (
+        std::fs::canonicalize(top.trim()),
+        std::fs::canonicalize(repo),
+    ) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };

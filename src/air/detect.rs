@@ -106,26 +106,119 @@ pub struct Deficiency {
 
 /// Name fragments that make a numeric field a quantity whose unit matters.
 const QUANTITY_WORDS: &[&str] = &[
-    "timeout", "ttl", "delay", "interval", "duration", "size", "limit", "amount", "price",
-    "cost", "fee", "balance", "total", "length", "distance", "weight", "age", "expiry",
-    "expires", "retention", "period", "bytes", "rate", "percent", "quota", "capacity",
-    "latency", "elapsed", "wait", "backoff", "window", "lifetime", "deadline", "budget",
-    "threshold", "max", "min", "height", "width",
+    "timeout",
+    "ttl",
+    "delay",
+    "interval",
+    "duration",
+    "size",
+    "limit",
+    "amount",
+    "price",
+    "cost",
+    "fee",
+    "balance",
+    "total",
+    "length",
+    "distance",
+    "weight",
+    "age",
+    "expiry",
+    "expires",
+    "retention",
+    "period",
+    "bytes",
+    "rate",
+    "percent",
+    "quota",
+    "capacity",
+    "latency",
+    "elapsed",
+    "wait",
+    "backoff",
+    "window",
+    "lifetime",
+    "deadline",
+    "budget",
+    "threshold",
+    "max",
+    "min",
+    "height",
+    "width",
 ];
 
 /// Name fragments that suggest personal, secret or financial data.
 const SENSITIVE_WORDS: &[&str] = &[
-    "email", "phone", "ssn", "address", "token", "password", "passwd", "secret", "dob",
-    "birth", "birthday", "iban", "bic", "card", "cvv", "cvc", "pan", "passport", "salary",
-    "tax", "credential", "credentials", "apikey", "pin", "otp", "ip", "firstname", "lastname",
-    "surname", "fullname", "account", "routing", "license", "nationality", "gender",
+    "email",
+    "phone",
+    "ssn",
+    "address",
+    "token",
+    "password",
+    "passwd",
+    "secret",
+    "dob",
+    "birth",
+    "birthday",
+    "iban",
+    "bic",
+    "card",
+    "cvv",
+    "cvc",
+    "pan",
+    "passport",
+    "salary",
+    "tax",
+    "credential",
+    "credentials",
+    "apikey",
+    "pin",
+    "otp",
+    "ip",
+    "firstname",
+    "lastname",
+    "surname",
+    "fullname",
+    "account",
+    "routing",
+    "license",
+    "nationality",
+    "gender",
 ];
 
 /// Words that carry no content when judging whether a description restates a name.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "of", "for", "to", "in", "on", "is", "are", "be", "this", "that", "it",
-    "its", "field", "value", "parameter", "param", "property", "attribute", "and", "or",
-    "as", "by", "with", "given", "specified", "object", "request", "response",
+    "a",
+    "an",
+    "the",
+    "of",
+    "for",
+    "to",
+    "in",
+    "on",
+    "is",
+    "are",
+    "be",
+    "this",
+    "that",
+    "it",
+    "its",
+    "field",
+    "value",
+    "parameter",
+    "param",
+    "property",
+    "attribute",
+    "and",
+    "or",
+    "as",
+    "by",
+    "with",
+    "given",
+    "specified",
+    "object",
+    "request",
+    "response",
 ];
 
 /// Splits an identifier (snake, kebab, dotted, camel) into lowercase words.
@@ -231,12 +324,22 @@ fn push(
 fn detect_operation(op: &Operation, out: &mut Vec<Deficiency>) {
     let target = TargetKey::Operation { op: op.id.clone() };
     if is_blank(&op.description) {
-        push(out, target.clone(), DeficiencyCode::MissingOperationDescription, None,
-            format!("{} {} has no description", op.method, op.path));
+        push(
+            out,
+            target.clone(),
+            DeficiencyCode::MissingOperationDescription,
+            None,
+            format!("{} {} has no description", op.method, op.path),
+        );
     }
     for attr in &op.inferred {
-        push(out, target.clone(), DeficiencyCode::UnprovenInferredValue, Some(attr),
-            format!("{attr} was set by a heuristic and is unproven"));
+        push(
+            out,
+            target.clone(),
+            DeficiencyCode::UnprovenInferredValue,
+            Some(attr),
+            format!("{attr} was set by a heuristic and is unproven"),
+        );
     }
 }
 
@@ -247,37 +350,80 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
         name: field.name.clone(),
     };
     match &field.description {
-        d if is_blank(d) => push(out, target.clone(), DeficiencyCode::MissingFieldDescription,
-            None, format!("field `{}` has no description", field.name)),
-        Some(d) if is_tautological(d, &field.name, &field.ty) => push(out, target.clone(),
-            DeficiencyCode::TautologicalDescription, None,
-            format!("description \"{d}\" only restates the name")),
+        d if is_blank(d) => push(
+            out,
+            target.clone(),
+            DeficiencyCode::MissingFieldDescription,
+            None,
+            format!("field `{}` has no description", field.name),
+        ),
+        Some(d) if is_tautological(d, &field.name, &field.ty) => push(
+            out,
+            target.clone(),
+            DeficiencyCode::TautologicalDescription,
+            None,
+            format!("description \"{d}\" only restates the name"),
+        ),
         _ => {}
     }
     let numeric = matches!(field.ty.as_str(), "integer" | "number");
     if numeric && field.unit.is_none() && has_word(&field.name, QUANTITY_WORDS) {
-        push(out, target.clone(), DeficiencyCode::UnitAmbiguousField, None,
-            format!("`{}` is a quantity without a unit", field.name));
+        push(
+            out,
+            target.clone(),
+            DeficiencyCode::UnitAmbiguousField,
+            None,
+            format!("`{}` is a quantity without a unit", field.name),
+        );
     }
     if field.sensitivity.is_none() && has_word(&field.name, SENSITIVE_WORDS) {
-        push(out, target.clone(), DeficiencyCode::UnclassifiedSensitiveField, None,
-            format!("`{}` looks personal or secret and has no sensitivity class", field.name));
+        push(
+            out,
+            target.clone(),
+            DeficiencyCode::UnclassifiedSensitiveField,
+            None,
+            format!(
+                "`{}` looks personal or secret and has no sensitivity class",
+                field.name
+            ),
+        );
     }
     for attr in &field.inferred {
-        push(out, target.clone(), DeficiencyCode::UnprovenInferredValue, Some(attr),
-            format!("{attr} was set by a heuristic and is unproven"));
+        push(
+            out,
+            target.clone(),
+            DeficiencyCode::UnprovenInferredValue,
+            Some(attr),
+            format!("{attr} was set by a heuristic and is unproven"),
+        );
     }
 }
 
 fn detect_error(op: &Operation, error: &ErrorDef, out: &mut Vec<Deficiency>) {
-    let target = TargetKey::Error { op: op.id.clone(), code: error.code.clone() };
+    let target = TargetKey::Error {
+        op: op.id.clone(),
+        code: error.code.clone(),
+    };
     if error.retryable.is_none() {
-        push(out, target.clone(), DeficiencyCode::ErrorRetryabilityUnclear, None,
-            format!("whether `{}` (HTTP {}) may be retried is not stated", error.code, error.status));
+        push(
+            out,
+            target.clone(),
+            DeficiencyCode::ErrorRetryabilityUnclear,
+            None,
+            format!(
+                "whether `{}` (HTTP {}) may be retried is not stated",
+                error.code, error.status
+            ),
+        );
     }
     for attr in &error.inferred {
-        push(out, target.clone(), DeficiencyCode::UnprovenInferredValue, Some(attr),
-            format!("{attr} was set by a heuristic and is unproven"));
+        push(
+            out,
+            target.clone(),
+            DeficiencyCode::UnprovenInferredValue,
+            Some(attr),
+            format!("{attr} was set by a heuristic and is unproven"),
+        );
     }
 }
 
@@ -311,7 +457,11 @@ mod tests {
     fn tautology_detects_restated_names_only() {
         assert!(is_tautological("The user id.", "user_id", "string"));
         assert!(is_tautological("User IDs", "user_id", "string"));
-        assert!(!is_tautological("Opaque id of the account owner.", "user_id", "string"));
+        assert!(!is_tautological(
+            "Opaque id of the account owner.",
+            "user_id",
+            "string"
+        ));
         assert!(!is_tautological("", "user_id", "string"));
     }
 
@@ -319,7 +469,10 @@ mod tests {
     fn every_code_has_a_skill() {
         for code in DeficiencyCode::ALL {
             assert!(
-                registry().skills.iter().any(|s| s.policy.triggers.contains(&code)),
+                registry()
+                    .skills
+                    .iter()
+                    .any(|s| s.policy.triggers.contains(&code)),
                 "{code} has no skill"
             );
         }

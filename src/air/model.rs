@@ -161,7 +161,9 @@ impl Air {
             return Err(AirError::Invalid {
                 file: file.to_string(),
                 path: "airVersion".into(),
-                message: format!("unsupported AIR version {v}; this build reads version {AIR_VERSION}"),
+                message: format!(
+                    "unsupported AIR version {v}; this build reads version {AIR_VERSION}"
+                ),
             });
         }
         let air: Air = crate::json_path::deserialize(value).map_err(|e| AirError::Invalid {
@@ -190,36 +192,63 @@ impl Air {
         for (i, op) in self.operations.iter().enumerate() {
             let at = format!("operations[{i}]");
             if !is_segment_id(&op.id) {
-                return Err(bad(format!("{at}.id"), format!("operation id `{}` must be non-empty [A-Za-z0-9_-]", op.id)));
+                return Err(bad(
+                    format!("{at}.id"),
+                    format!("operation id `{}` must be non-empty [A-Za-z0-9_-]", op.id),
+                ));
             }
             if !ops.insert(op.id.as_str()) {
-                return Err(bad(format!("{at}.id"), format!("duplicate operation id `{}`", op.id)));
+                return Err(bad(
+                    format!("{at}.id"),
+                    format!("duplicate operation id `{}`", op.id),
+                ));
             }
             if !METHODS.contains(&op.method.as_str()) {
-                return Err(bad(format!("{at}.method"), format!("unknown HTTP method `{}`", op.method)));
+                return Err(bad(
+                    format!("{at}.method"),
+                    format!("unknown HTTP method `{}`", op.method),
+                ));
             }
-            check_inferred(&op.inferred, &OPERATION_INFERABLE, &format!("{at}.inferred"), |name| {
-                (name == "description").then_some(op.description.is_some())
-            })
+            check_inferred(
+                &op.inferred,
+                &OPERATION_INFERABLE,
+                &format!("{at}.inferred"),
+                |name| (name == "description").then_some(op.description.is_some()),
+            )
             .map_err(|m| bad(format!("{at}.inferred"), m))?;
             let mut fields = BTreeSet::new();
             for (j, field) in op.fields.iter().enumerate() {
                 let at = format!("{at}.fields[{j}]");
                 if !is_field_name(&field.name) {
-                    return Err(bad(format!("{at}.name"), format!("field name `{}` must be dotted non-empty segments without whitespace", field.name)));
+                    return Err(bad(
+                        format!("{at}.name"),
+                        format!(
+                            "field name `{}` must be dotted non-empty segments without whitespace",
+                            field.name
+                        ),
+                    ));
                 }
                 if !fields.insert((field.location, field.name.as_str())) {
-                    return Err(bad(format!("{at}.name"), format!("duplicate field `{}` in {}", field.name, field.location)));
+                    return Err(bad(
+                        format!("{at}.name"),
+                        format!("duplicate field `{}` in {}", field.name, field.location),
+                    ));
                 }
                 if let Some(unit) = &field.unit
                     && !vocab::UNITS.contains(&unit.as_str())
                 {
-                    return Err(bad(format!("{at}.unit"), format!("`{unit}` is not in the unit vocabulary")));
+                    return Err(bad(
+                        format!("{at}.unit"),
+                        format!("`{unit}` is not in the unit vocabulary"),
+                    ));
                 }
                 if let Some(s) = &field.sensitivity
                     && !vocab::SENSITIVITY.contains(&s.as_str())
                 {
-                    return Err(bad(format!("{at}.sensitivity"), format!("`{s}` is not one of none, pii, secret, financial")));
+                    return Err(bad(
+                        format!("{at}.sensitivity"),
+                        format!("`{s}` is not one of none, pii, secret, financial"),
+                    ));
                 }
                 check_inferred(&field.inferred, &FIELD_INFERABLE, "", |name| match name {
                     "description" => Some(field.description.is_some()),
@@ -233,13 +262,25 @@ impl Air {
             for (j, error) in op.errors.iter().enumerate() {
                 let at = format!("{at}.errors[{j}]");
                 if !is_segment_id(&error.code) {
-                    return Err(bad(format!("{at}.code"), format!("error code `{}` must be non-empty [A-Za-z0-9_-]", error.code)));
+                    return Err(bad(
+                        format!("{at}.code"),
+                        format!(
+                            "error code `{}` must be non-empty [A-Za-z0-9_-]",
+                            error.code
+                        ),
+                    ));
                 }
                 if !codes.insert(error.code.as_str()) {
-                    return Err(bad(format!("{at}.code"), format!("duplicate error code `{}`", error.code)));
+                    return Err(bad(
+                        format!("{at}.code"),
+                        format!("duplicate error code `{}`", error.code),
+                    ));
                 }
                 if !(100..=599).contains(&error.status) {
-                    return Err(bad(format!("{at}.status"), format!("HTTP status {} is outside 100..=599", error.status)));
+                    return Err(bad(
+                        format!("{at}.status"),
+                        format!("HTTP status {} is outside 100..=599", error.status),
+                    ));
                 }
                 check_inferred(&error.inferred, &ERROR_INFERABLE, "", |name| {
                     (name == "retryable").then_some(error.retryable.is_some())
@@ -251,14 +292,23 @@ impl Air {
         for (i, cap) in self.capabilities.iter().enumerate() {
             let at = format!("capabilities[{i}]");
             if !is_segment_id(&cap.id) {
-                return Err(bad(format!("{at}.id"), format!("capability id `{}` must be non-empty [A-Za-z0-9_-]", cap.id)));
+                return Err(bad(
+                    format!("{at}.id"),
+                    format!("capability id `{}` must be non-empty [A-Za-z0-9_-]", cap.id),
+                ));
             }
             if !caps.insert(cap.id.as_str()) {
-                return Err(bad(format!("{at}.id"), format!("duplicate capability id `{}`", cap.id)));
+                return Err(bad(
+                    format!("{at}.id"),
+                    format!("duplicate capability id `{}`", cap.id),
+                ));
             }
             for (j, op) in cap.operation_ids.iter().enumerate() {
                 if !ops.contains(op.as_str()) {
-                    return Err(bad(format!("{at}.operationIds[{j}]"), format!("unknown operation `{op}`")));
+                    return Err(bad(
+                        format!("{at}.operationIds[{j}]"),
+                        format!("unknown operation `{op}`"),
+                    ));
                 }
             }
         }

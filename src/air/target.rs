@@ -165,7 +165,9 @@ impl FromStr for TargetKey {
             return Ok(TargetKey::Capability { id: id.to_string() });
         }
         let Some(rest) = key.strip_prefix("op.") else {
-            return Err(fail("unknown kind: a target key starts with `op.` or `cap.`"));
+            return Err(fail(
+                "unknown kind: a target key starts with `op.` or `cap.`",
+            ));
         };
         let (op, tail) = match rest.split_once('.') {
             Some((op, tail)) => (op, Some(tail)),
@@ -253,7 +255,10 @@ mod tests {
             "op.a b",
             "op.a.input.body.x..y",
         ] {
-            assert!(key.parse::<TargetKey>().is_err(), "{key} should be rejected");
+            assert!(
+                key.parse::<TargetKey>().is_err(),
+                "{key} should be rejected"
+            );
         }
     }
 }

@@ -227,7 +227,12 @@ impl TargetSnapshot {
             }
             TargetKey::Capability { id } => {
                 let c = air.capabilities.iter().find(|c| &c.id == id)?;
-                (None, None, serde_json::json!({"description": c.description}), vec![])
+                (
+                    None,
+                    None,
+                    serde_json::json!({"description": c.description}),
+                    vec![],
+                )
             }
         };
         let current = skill

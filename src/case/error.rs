@@ -29,7 +29,9 @@ pub enum CaseError {
         target: String,
         triggers: String,
     },
-    #[error("deficiency `{code}` is not detected on `{target}` for skill `{skill}`; detected: {detected}")]
+    #[error(
+        "deficiency `{code}` is not detected on `{target}` for skill `{skill}`; detected: {detected}"
+    )]
     DeficiencyNotDetected {
         code: String,
         skill: String,
@@ -49,7 +51,10 @@ pub enum CaseError {
         actual: String,
     },
     #[error("run `{run}` is stale: {}", fields.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
-    Stale { run: String, fields: Vec<StaleField> },
+    Stale {
+        run: String,
+        fields: Vec<StaleField>,
+    },
     #[error("cannot {action} `{}`: {source}", path.display())]
     Io {
         action: &'static str,
@@ -68,9 +73,16 @@ pub enum CaseError {
 }
 
 impl CaseError {
-    pub fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> CaseError {
+    pub fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> CaseError {
         let path = path.into();
-        move |source| CaseError::Io { action, path, source }
+        move |source| CaseError::Io {
+            action,
+            path,
+            source,
+        }
     }
 
     /// A stable, machine-readable name for this kind of refusal.

@@ -117,6 +117,9 @@ mod tests {
         let ka = CaseKey::new("describe-field", &a);
         let kb = CaseKey::new("describe-field", &b);
         assert_ne!(ka, kb);
-        assert!(ka.as_str().starts_with("describe-field--op.x.input.body.a_b-x"));
+        assert!(
+            ka.as_str()
+                .starts_with("describe-field--op.x.input.body.a_b-x")
+        );
     }
 }

@@ -40,7 +40,10 @@ impl State {
             (self, next),
             (State::Open, State::ResearchFrozen)
                 | (State::ResearchFrozen, State::ProposalFrozen)
-                | (State::Open | State::ResearchFrozen | State::ProposalFrozen, State::Finalized)
+                | (
+                    State::Open | State::ResearchFrozen | State::ProposalFrozen,
+                    State::Finalized
+                )
                 | (State::Finalized, State::Closed)
         )
     }

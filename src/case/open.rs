@@ -132,11 +132,20 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
     let plan = detect(&air);
     let found = deficiencies_for(&plan, &skill.name, &target);
     let chosen = match &req.deficiency {
-        None => found.first().copied().ok_or_else(|| CaseError::NoDeficiency {
-            skill: skill.name.clone(),
-            target: target.to_string(),
-            triggers: skill.policy.triggers.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
-        })?,
+        None => found
+            .first()
+            .copied()
+            .ok_or_else(|| CaseError::NoDeficiency {
+                skill: skill.name.clone(),
+                target: target.to_string(),
+                triggers: skill
+                    .policy
+                    .triggers
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?,
         Some(code) => found
             .iter()
             .copied()
@@ -148,7 +157,11 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
                 detected: if found.is_empty() {
                     "none".into()
                 } else {
-                    found.iter().map(|d| d.code.as_str()).collect::<Vec<_>>().join(", ")
+                    found
+                        .iter()
+                        .map(|d| d.code.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 },
             })?,
     };
@@ -160,7 +173,10 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
     let scopes = if req.scopes.is_empty() {
         reg.default_scopes.clone()
     } else {
-        req.scopes.iter().map(|s| parse_scope(s)).collect::<Result<_, _>>()?
+        req.scopes
+            .iter()
+            .map(|s| parse_scope(s))
+            .collect::<Result<_, _>>()?
     };
     let repo = fs::canonicalize(&req.repo).map_err(CaseError::io("resolve", &req.repo))?;
     let air_path = fs::canonicalize(&req.air).map_err(CaseError::io("resolve", &req.air))?;
@@ -218,7 +234,14 @@ pub fn open(req: &OpenRequest) -> Result<Opened, CaseError> {
     };
 
     let run_id = RunId::generate();
-    let doc = build_doc(&r, run_id.clone(), revision, policy, &req.executor, supersedes.clone());
+    let doc = build_doc(
+        &r,
+        run_id.clone(),
+        revision,
+        policy,
+        &req.executor,
+        supersedes.clone(),
+    );
     let case_dir = req.cases_dir.join(r.case_key.as_str());
     let run_dir = materialize(&case_dir, &doc)?;
     Ok(Opened {
@@ -323,11 +346,31 @@ fn phases() -> Vec<Phase> {
         produces: produces.iter().map(|s| s.to_string()).collect(),
     };
     vec![
-        phase("research", "plan retrieval, navigate the repository and point the engine at each source region that bears on the target (add-evidence); the engine reads, classifies and freezes it", &["output/evidence.json"]),
-        phase("extract", "state atomic claims, each with one predicate, one value and the artifact ids that establish it (add-claim); then freeze-research", &["output/claims.json"]),
-        phase("synthesize", "draft the patch from accepted claims only; every patched value must equal the value of an accepted claim", &["output/proposal.json"]),
-        phase("critique", "try to falsify each clause, then run validate: the engine's verdict is authoritative", &["output/critique.json"]),
-        phase("finalize", "record the honest outcome, including a decline when the evidence conflicts or is insufficient", &["output/result.json"]),
+        phase(
+            "research",
+            "plan retrieval, navigate the repository and point the engine at each source region that bears on the target (add-evidence); the engine reads, classifies and freezes it",
+            &["output/evidence.json"],
+        ),
+        phase(
+            "extract",
+            "state atomic claims, each with one predicate, one value and the artifact ids that establish it (add-claim); then freeze-research",
+            &["output/claims.json"],
+        ),
+        phase(
+            "synthesize",
+            "draft the patch from accepted claims only; every patched value must equal the value of an accepted claim",
+            &["output/proposal.json"],
+        ),
+        phase(
+            "critique",
+            "try to falsify each clause, then run validate: the engine's verdict is authoritative",
+            &["output/critique.json"],
+        ),
+        phase(
+            "finalize",
+            "record the honest outcome, including a decline when the evidence conflicts or is insufficient",
+            &["output/result.json"],
+        ),
     ]
 }
 
@@ -367,7 +410,10 @@ fn materialize(case_dir: &Path, doc: &CaseDoc) -> Result<PathBuf, CaseError> {
             return Err(CaseError::Io {
                 action: "create",
                 path: final_dir.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::AlreadyExists, "run id already taken"),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "run id already taken",
+                ),
             });
         }
         fs::rename(&staging, &final_dir).map_err(CaseError::io("publish", &final_dir))?;

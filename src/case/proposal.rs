@@ -149,67 +149,145 @@ pub fn parse_proposal(bytes: &[u8], case: &CaseDoc, document: &str) -> Result<Pr
 pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal, DocError> {
     let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     if raw.format != PROPOSAL_FORMAT {
-        return Err(err("format", DocErrorKind::Format, format!("expected `{PROPOSAL_FORMAT}`, found `{}`", raw.format)));
+        return Err(err(
+            "format",
+            DocErrorKind::Format,
+            format!("expected `{PROPOSAL_FORMAT}`, found `{}`", raw.format),
+        ));
     }
     if raw.format_version != PROPOSAL_FORMAT_VERSION {
-        return Err(err("formatVersion", DocErrorKind::Format, format!("unsupported version {}; this build reads {PROPOSAL_FORMAT_VERSION}", raw.format_version)));
+        return Err(err(
+            "formatVersion",
+            DocErrorKind::Format,
+            format!(
+                "unsupported version {}; this build reads {PROPOSAL_FORMAT_VERSION}",
+                raw.format_version
+            ),
+        ));
     }
     if !raw.confidence.is_finite() || !(0.0..=1.0).contains(&raw.confidence) {
-        return Err(err("confidence", DocErrorKind::Confidence, format!("{} is outside [0, 1]", raw.confidence)));
+        return Err(err(
+            "confidence",
+            DocErrorKind::Confidence,
+            format!("{} is outside [0, 1]", raw.confidence),
+        ));
     }
     let target: TargetKey = raw
         .target
         .parse()
-        .map_err(|e: crate::air::TargetKeyError| err("target", DocErrorKind::MalformedTarget, e.reason))?;
-    let patch_target: TargetKey = raw
-        .patch
-        .target
-        .parse()
-        .map_err(|e: crate::air::TargetKeyError| err("patch.target", DocErrorKind::MalformedTarget, e.reason))?;
+        .map_err(|e: crate::air::TargetKeyError| {
+            err("target", DocErrorKind::MalformedTarget, e.reason)
+        })?;
+    let patch_target: TargetKey =
+        raw.patch
+            .target
+            .parse()
+            .map_err(|e: crate::air::TargetKeyError| {
+                err("patch.target", DocErrorKind::MalformedTarget, e.reason)
+            })?;
     let deficiency = DeficiencyCode::parse(&raw.deficiency).ok_or_else(|| {
-        err("deficiency", DocErrorKind::UnknownDeficiency, format!("`{}` is not a deficiency code", raw.deficiency))
+        err(
+            "deficiency",
+            DocErrorKind::UnknownDeficiency,
+            format!("`{}` is not a deficiency code", raw.deficiency),
+        )
     })?;
     let id = &case.identity;
     if target != case.target.key {
-        return Err(err("target", DocErrorKind::Binding, format!("proposal targets `{target}` but the case targets `{}`", case.target.key)));
+        return Err(err(
+            "target",
+            DocErrorKind::Binding,
+            format!(
+                "proposal targets `{target}` but the case targets `{}`",
+                case.target.key
+            ),
+        ));
     }
     if patch_target != target {
-        return Err(err("patch.target", DocErrorKind::Binding, format!("patch targets `{patch_target}` but the proposal targets `{target}`")));
+        return Err(err(
+            "patch.target",
+            DocErrorKind::Binding,
+            format!("patch targets `{patch_target}` but the proposal targets `{target}`"),
+        ));
     }
     if raw.skill != id.skill {
-        return Err(err("skill", DocErrorKind::Binding, format!("proposal is for skill `{}` but the case is `{}`", raw.skill, id.skill)));
+        return Err(err(
+            "skill",
+            DocErrorKind::Binding,
+            format!(
+                "proposal is for skill `{}` but the case is `{}`",
+                raw.skill, id.skill
+            ),
+        ));
     }
     if raw.skill_version != id.skill_version {
-        return Err(err("skillVersion", DocErrorKind::Binding, format!("proposal is for version {} but the case is version {}", raw.skill_version, id.skill_version)));
+        return Err(err(
+            "skillVersion",
+            DocErrorKind::Binding,
+            format!(
+                "proposal is for version {} but the case is version {}",
+                raw.skill_version, id.skill_version
+            ),
+        ));
     }
     if deficiency != case.task.deficiency {
-        return Err(err("deficiency", DocErrorKind::Binding, format!("proposal closes `{deficiency}` but the case is about `{}`", case.task.deficiency)));
+        return Err(err(
+            "deficiency",
+            DocErrorKind::Binding,
+            format!(
+                "proposal closes `{deficiency}` but the case is about `{}`",
+                case.task.deficiency
+            ),
+        ));
     }
     let contract = &case.policy.contract;
     let writable = contract.writable_fields();
     for (key, value) in &raw.patch.set {
         let at = format!("patch.set.{key}");
         if STRUCTURAL_KEYS.contains(&key.as_str()) {
-            return Err(err(&at, DocErrorKind::StructuralChange, format!("`{key}` is structural and never writable")));
+            return Err(err(
+                &at,
+                DocErrorKind::StructuralChange,
+                format!("`{key}` is structural and never writable"),
+            ));
         }
         if !writable.contains(&key.as_str()) {
-            return Err(err(&at, DocErrorKind::Boundary, format!("`{key}` is outside the writable fields ({})", writable.join(", "))));
+            return Err(err(
+                &at,
+                DocErrorKind::Boundary,
+                format!(
+                    "`{key}` is outside the writable fields ({})",
+                    writable.join(", ")
+                ),
+            ));
         }
         let constraint = contract.value_constraints.get(key.as_str());
         if !constraint.is_some_and(|c| c.admits(value)) {
             let want = constraint.map(|c| c.describe()).unwrap_or_default();
-            return Err(err(&at, DocErrorKind::Value, format!("{value} is not an admissible value: expected {want}")));
+            return Err(err(
+                &at,
+                DocErrorKind::Value,
+                format!("{value} is not an admissible value: expected {want}"),
+            ));
         }
     }
     for field in &writable {
         if !raw.patch.set.contains_key(*field) {
-            return Err(err("patch.set", DocErrorKind::Boundary, format!("missing `{field}`: a proposal sets every writable field of its skill")));
+            return Err(err(
+                "patch.set",
+                DocErrorKind::Boundary,
+                format!("missing `{field}`: a proposal sets every writable field of its skill"),
+            ));
         }
     }
     for (key, ids) in &raw.grounding {
         let at = format!("grounding.{key}");
         if !raw.patch.set.contains_key(key) {
-            return Err(err(&at, DocErrorKind::Grounding, format!("`{key}` is not patched")));
+            return Err(err(
+                &at,
+                DocErrorKind::Grounding,
+                format!("`{key}` is not patched"),
+            ));
         }
         if ids.is_empty() {
             return Err(err(&at, DocErrorKind::Grounding, "lists no claim".into()));
@@ -217,16 +295,28 @@ pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal
         let mut seen = std::collections::BTreeSet::new();
         for claim in ids {
             if !is_claim_id(claim) {
-                return Err(err(&at, DocErrorKind::Grounding, format!("`{claim}` is not a claim id")));
+                return Err(err(
+                    &at,
+                    DocErrorKind::Grounding,
+                    format!("`{claim}` is not a claim id"),
+                ));
             }
             if !seen.insert(claim) {
-                return Err(err(&at, DocErrorKind::Grounding, format!("`{claim}` is listed twice")));
+                return Err(err(
+                    &at,
+                    DocErrorKind::Grounding,
+                    format!("`{claim}` is listed twice"),
+                ));
             }
         }
     }
     for key in raw.patch.set.keys() {
         if !raw.grounding.contains_key(key) {
-            return Err(err("grounding", DocErrorKind::Grounding, format!("patched `{key}` has no grounding claims")));
+            return Err(err(
+                "grounding",
+                DocErrorKind::Grounding,
+                format!("patched `{key}` has no grounding claims"),
+            ));
         }
     }
     Ok(Proposal {

@@ -23,12 +23,21 @@ pub fn proposal_schema(case: &CaseDoc) -> Value {
 
     let props = object_at(&mut root, "properties");
     props.insert("format".into(), json!({"const": PROPOSAL_FORMAT}));
-    props.insert("formatVersion".into(), json!({"const": PROPOSAL_FORMAT_VERSION}));
+    props.insert(
+        "formatVersion".into(),
+        json!({"const": PROPOSAL_FORMAT_VERSION}),
+    );
     props.insert("skill".into(), json!({"const": case.identity.skill}));
-    props.insert("skillVersion".into(), json!({"const": case.identity.skill_version}));
+    props.insert(
+        "skillVersion".into(),
+        json!({"const": case.identity.skill_version}),
+    );
     props.insert("deficiency".into(), json!({"const": case.task.deficiency}));
     props.insert("target".into(), json!({"const": target}));
-    props.insert("confidence".into(), json!({"type": "number", "minimum": 0, "maximum": 1}));
+    props.insert(
+        "confidence".into(),
+        json!({"type": "number", "minimum": 0, "maximum": 1}),
+    );
 
     // patch: the generated RawPatch definition, inlined, with the case's constants.
     let mut patch = defs
@@ -42,7 +51,9 @@ pub fn proposal_schema(case: &CaseDoc) -> Value {
         let schema = match contract.value_constraints.get(*field) {
             Some(ValueConstraint::Text) => json!({"type": "string", "pattern": "\\S"}),
             Some(ValueConstraint::Boolean) => json!({"type": "boolean"}),
-            Some(ValueConstraint::Vocabulary { values }) => json!({"type": "string", "enum": values}),
+            Some(ValueConstraint::Vocabulary { values }) => {
+                json!({"type": "string", "enum": values})
+            }
             None => json!(false),
         };
         set_props.insert((*field).to_string(), schema);
@@ -73,16 +84,28 @@ pub fn proposal_schema(case: &CaseDoc) -> Value {
         o.remove("title");
     }
     let claim_props = object_at(&mut claim, "properties");
-    claim_props.insert("predicate".into(), json!({"enum": contract.all_predicates()}));
-    claim_props.insert("id".into(), json!({"type": "string", "pattern": CLAIM_ID_PATTERN}));
-    claim_props.insert("confidence".into(), json!({"type": "number", "minimum": 0, "maximum": 1}));
+    claim_props.insert(
+        "predicate".into(),
+        json!({"enum": contract.all_predicates()}),
+    );
+    claim_props.insert(
+        "id".into(),
+        json!({"type": "string", "pattern": CLAIM_ID_PATTERN}),
+    );
+    claim_props.insert(
+        "confidence".into(),
+        json!({"type": "number", "minimum": 0, "maximum": 1}),
+    );
     let defs_obj = defs.as_object_mut().expect("$defs is an object");
     defs_obj.insert("claim".into(), claim);
 
     if let Some(o) = root.as_object_mut() {
         o.insert(
             "title".into(),
-            json!(format!("{PROPOSAL_FORMAT} for case {}", case.identity.case_key)),
+            json!(format!(
+                "{PROPOSAL_FORMAT} for case {}",
+                case.identity.case_key
+            )),
         );
         o.insert(
             "description".into(),

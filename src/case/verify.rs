@@ -34,7 +34,11 @@ pub struct StaleField {
 
 impl fmt::Display for StaleField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} was {} and is now {}", self.field, self.recorded, self.current)
+        write!(
+            f,
+            "{} was {} and is now {}",
+            self.field, self.recorded, self.current
+        )
     }
 }
 
@@ -54,11 +58,23 @@ pub fn staleness(doc: &CaseDoc, current: &Current) -> Vec<StaleField> {
         }
     };
     check("airHash", &id.air_hash, current.air_hash.as_deref());
-    check("sourceRevision", &id.source_revision, current.source_revision.as_deref());
+    check(
+        "sourceRevision",
+        &id.source_revision,
+        current.source_revision.as_deref(),
+    );
     match registry().get(&id.skill) {
-        None => check("skillVersion", &id.skill_version.to_string(), Some("(skill no longer exists)")),
+        None => check(
+            "skillVersion",
+            &id.skill_version.to_string(),
+            Some("(skill no longer exists)"),
+        ),
         Some(skill) => {
-            check("skillVersion", &id.skill_version.to_string(), Some(&skill.version.to_string()));
+            check(
+                "skillVersion",
+                &id.skill_version.to_string(),
+                Some(&skill.version.to_string()),
+            );
             let policy = CasePolicy::build(skill, doc.policy.inspect_scopes.clone()).hash();
             check("policyHash", &id.policy_hash, Some(&policy));
         }
@@ -131,10 +147,18 @@ pub fn drift(run: &Run) -> Result<Vec<Drift>, CaseError> {
 
 /// `case verify`: drift of the views, and staleness against `air`/`repo` (defaulting to
 /// the inputs recorded in case.json).
-pub fn verify(run_dir: &Path, air: Option<&Path>, repo: Option<&Path>) -> Result<VerifyReport, CaseError> {
+pub fn verify(
+    run_dir: &Path,
+    air: Option<&Path>,
+    repo: Option<&Path>,
+) -> Result<VerifyReport, CaseError> {
     let run = Run::load(run_dir)?;
-    let air = air.map(Path::to_path_buf).unwrap_or_else(|| run.doc.inputs.air.clone().into());
-    let repo = repo.map(Path::to_path_buf).unwrap_or_else(|| run.doc.inputs.repository.clone().into());
+    let air = air
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| run.doc.inputs.air.clone().into());
+    let repo = repo
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| run.doc.inputs.repository.clone().into());
     let current = current_world(&air, &repo);
     Ok(VerifyReport {
         format: "anvil-verify",

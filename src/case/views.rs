@@ -47,10 +47,20 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         s,
         "> Generated from `case.json` ({case_hash}). Do not edit: `anvil-bench case verify .` reports drift.\n\
          > Built from: run `{}`, AIR `{}`, source revision `{}`, skill `{}@{}`, policy `{}`, executor `{}`, opened {}.\n",
-        id.run_id, id.air_hash, id.source_revision, id.skill, id.skill_version, id.policy_hash, id.executor, id.created_at
+        id.run_id,
+        id.air_hash,
+        id.source_revision,
+        id.skill,
+        id.skill_version,
+        id.policy_hash,
+        id.executor,
+        id.created_at
     );
     if let Some(prev) = &id.supersedes {
-        let _ = writeln!(s, "> This run replaces run `{prev}`, which is kept unchanged.\n");
+        let _ = writeln!(
+            s,
+            "> This run replaces run `{prev}`, which is kept unchanged.\n"
+        );
     }
 
     let _ = writeln!(s, "## Task\n\n{}\n", case.task.question);
@@ -60,7 +70,11 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         case.task.deficiency, case.task.deficiency_detail, case.inputs.repository
     );
 
-    let _ = writeln!(s, "## Target\n\n`{}` — a {} of service `{}`.\n", t.key, t.kind, t.service);
+    let _ = writeln!(
+        s,
+        "## Target\n\n`{}` — a {} of service `{}`.\n",
+        t.key, t.kind, t.service
+    );
     if let Some(op) = &t.operation {
         let _ = writeln!(
             s,
@@ -71,10 +85,26 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
             op.description.as_deref().unwrap_or("(no description)")
         );
         if !op.field_names.is_empty() {
-            let _ = writeln!(s, "- Fields of the operation: {}", op.field_names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "));
+            let _ = writeln!(
+                s,
+                "- Fields of the operation: {}",
+                op.field_names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         if !op.error_codes.is_empty() {
-            let _ = writeln!(s, "- Errors of the operation: {}", op.error_codes.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "));
+            let _ = writeln!(
+                s,
+                "- Errors of the operation: {}",
+                op.error_codes
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
     }
     if let Some(f) = &t.field {
@@ -88,20 +118,36 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         );
     }
     if let Some(e) = &t.error {
-        let _ = writeln!(s, "- Error `{}`: HTTP {}, message {}", e.code, e.status, fmt_value(&serde_json::to_value(&e.message).unwrap_or(Value::Null)));
+        let _ = writeln!(
+            s,
+            "- Error `{}`: HTTP {}, message {}",
+            e.code,
+            e.status,
+            fmt_value(&serde_json::to_value(&e.message).unwrap_or(Value::Null))
+        );
     }
     for (field, value) in &t.current {
-        let inferred = if t.inferred.contains(field) { " (set by a heuristic, unproven)" } else { "" };
+        let inferred = if t.inferred.contains(field) {
+            " (set by a heuristic, unproven)"
+        } else {
+            ""
+        };
         let _ = writeln!(s, "- Current `{field}`: {}{inferred}", fmt_value(value));
     }
     s.push('\n');
 
-    let _ = writeln!(s, "## Admissible evidence\n\nThe engine classifies every artifact by where it lives; you never choose its kind.\n");
+    let _ = writeln!(
+        s,
+        "## Admissible evidence\n\nThe engine classifies every artifact by where it lives; you never choose its kind.\n"
+    );
     let _ = writeln!(s, "| kind | strength |\n|---|---|");
     for (kind, strength) in &p.evidence_strength {
         let _ = writeln!(s, "| {kind} | {strength} |");
     }
-    let _ = writeln!(s, "\nInspect scopes, first match wins (a path matching none is inadmissible):\n");
+    let _ = writeln!(
+        s,
+        "\nInspect scopes, first match wins (a path matching none is inadmissible):\n"
+    );
     for scope in &p.inspect_scopes {
         let _ = writeln!(s, "- `{}` → {}", scope.glob, scope.kind);
     }
@@ -109,21 +155,51 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         s,
         "\nA patched value needs grounding of aggregate strength ≥ {} (noisy-or over distinct artifacts: 1 − Π(1 − sᵢ)). Minimum verification: {}.",
         c.minimum_strength,
-        serde_json::to_value(c.minimum_verification).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+        serde_json::to_value(c.minimum_verification)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
     );
     for (field, bar) in &c.field_verification {
-        let bar = serde_json::to_value(bar).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        let _ = writeln!(s, "`{field}` requires {bar} grounding: external sources alone cannot ground it.");
+        let bar = serde_json::to_value(bar)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "`{field}` requires {bar} grounding: external sources alone cannot ground it."
+        );
     }
     s.push('\n');
 
     let _ = writeln!(s, "## What you may write\n");
     for out in &c.outputs {
-        let constraint = c.value_constraints.get(&out.field).map(|v| v.describe()).unwrap_or_default();
-        let _ = writeln!(s, "- `{}` (asserted by predicate `{}`): {constraint}", out.field, out.predicate);
+        let constraint = c
+            .value_constraints
+            .get(&out.field)
+            .map(|v| v.describe())
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "- `{}` (asserted by predicate `{}`): {constraint}",
+            out.field, out.predicate
+        );
     }
-    let _ = writeln!(s, "- Supporting predicates for claims: {}", c.supporting_predicates.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "));
-    let _ = writeln!(s, "- Auto-approval: {}; safety-sensitive: {}.\n", c.auto_approve.describe(), c.safety_sensitive.describe());
+    let _ = writeln!(
+        s,
+        "- Supporting predicates for claims: {}",
+        c.supporting_predicates
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "- Auto-approval: {}; safety-sensitive: {}.\n",
+        c.auto_approve.describe(),
+        c.safety_sensitive.describe()
+    );
 
     let _ = writeln!(s, "## You may not\n");
     for rule in &p.prohibitions {
@@ -133,25 +209,60 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
 
     let _ = writeln!(s, "## Method\n");
     for (i, phase) in case.procedure.phases.iter().enumerate() {
-        let produces = if phase.produces.is_empty() { String::new() } else { format!(" → {}", phase.produces.join(", ")) };
-        let _ = writeln!(s, "{}. **{}** — {}{produces}", i + 1, phase.name, phase.goal);
+        let produces = if phase.produces.is_empty() {
+            String::new()
+        } else {
+            format!(" → {}", phase.produces.join(", "))
+        };
+        let _ = writeln!(
+            s,
+            "{}. **{}** — {}{produces}",
+            i + 1,
+            phase.name,
+            phase.goal
+        );
     }
     let _ = writeln!(s, "\n## Retrieval hints\n");
     for hint in &case.procedure.retrieval_hints {
         let _ = writeln!(s, "- {hint}");
     }
     if !case.context.search_terms.is_empty() {
-        let _ = writeln!(s, "- Search terms: {}", case.context.search_terms.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            s,
+            "- Search terms: {}",
+            case.context
+                .search_terms
+                .iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
 
-    let _ = writeln!(s, "\n## Rails\n\nRun these from this directory (`.` is this run). Each prints the id it created, or JSON with `--json`.\n");
+    let _ = writeln!(
+        s,
+        "\n## Rails\n\nRun these from this directory (`.` is this run). Each prints the id it created, or JSON with `--json`.\n"
+    );
     let _ = writeln!(s, "```sh");
-    let _ = writeln!(s, "anvil-bench case add-evidence . --path <repo-relative path> --start-line <N> --end-line <M>");
-    let _ = writeln!(s, "anvil-bench case add-claim . --predicate <predicate> --value '<JSON value>' --artifact <ev-id> --confidence <0..1>");
+    let _ = writeln!(
+        s,
+        "anvil-bench case add-evidence . --path <repo-relative path> --start-line <N> --end-line <M>"
+    );
+    let _ = writeln!(
+        s,
+        "anvil-bench case add-claim . --predicate <predicate> --value '<JSON value>' --artifact <ev-id> --confidence <0..1>"
+    );
     let _ = writeln!(s, "anvil-bench case freeze-research .");
-    let _ = writeln!(s, "# write output/proposal.json (schema: {})", case.expected_output.proposal_schema);
+    let _ = writeln!(
+        s,
+        "# write output/proposal.json (schema: {})",
+        case.expected_output.proposal_schema
+    );
     let _ = writeln!(s, "anvil-bench case validate .");
-    let _ = writeln!(s, "anvil-bench case finalize .            # or --status conflicted|insufficient_evidence|supported|blocked_by_missing_source");
+    let _ = writeln!(
+        s,
+        "anvil-bench case finalize .            # or --status conflicted|insufficient_evidence|supported|blocked_by_missing_source"
+    );
     let _ = writeln!(s, "anvil-bench case show .");
     let _ = writeln!(s, "```\n");
 
@@ -159,9 +270,15 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
     let _ = writeln!(
         s,
         "`output/proposal.json` must validate against `{}` ({} v{}); it is this case's only admissible proposal:\n",
-        case.expected_output.proposal_schema, case.expected_output.proposal_format, case.expected_output.proposal_format_version
+        case.expected_output.proposal_schema,
+        case.expected_output.proposal_format,
+        case.expected_output.proposal_format_version
     );
-    let field = c.outputs.first().map(|o| o.field.as_str()).unwrap_or("value");
+    let field = c
+        .outputs
+        .first()
+        .map(|o| o.field.as_str())
+        .unwrap_or("value");
     let skeleton = serde_json::json!({
         "format": case.expected_output.proposal_format,
         "formatVersion": case.expected_output.proposal_format_version,
@@ -174,8 +291,16 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         "confidence": 0.9,
         "rationale": "<why the cited claims establish the value>"
     });
-    let _ = writeln!(s, "```json\n{}\n```\n", serde_json::to_string_pretty(&skeleton).unwrap_or_default());
-    let _ = writeln!(s, "Declining is a first-class outcome: finalize with `conflicted`, `insufficient_evidence`, `supported` or `blocked_by_missing_source` when that is the truth. Outputs: {}.\n", case.expected_output.files.join(", "));
+    let _ = writeln!(
+        s,
+        "```json\n{}\n```\n",
+        serde_json::to_string_pretty(&skeleton).unwrap_or_default()
+    );
+    let _ = writeln!(
+        s,
+        "Declining is a first-class outcome: finalize with `conflicted`, `insufficient_evidence`, `supported` or `blocked_by_missing_source` when that is the truth. Outputs: {}.\n",
+        case.expected_output.files.join(", ")
+    );
 
     let _ = writeln!(s, "## Working discipline\n\n{WORKING_DISCIPLINE}");
     s

@@ -99,7 +99,13 @@ pub fn skills(args: SkillsArgs) -> u8 {
     let rows = reg.skills.iter().map(|s| SkillRow {
         skill: format!("{}@{}", s.name, s.version),
         target: s.target_kind.to_string(),
-        triggers: s.policy.triggers.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", "),
+        triggers: s
+            .policy
+            .triggers
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         writes: s.policy.writable_fields().join(", "),
         strength: s.policy.minimum_strength,
         policy: crate::canon::canonical_hash(&s.policy)[..19].to_string(),

@@ -38,7 +38,7 @@ pub enum Command {
     Skills(detect_cmd::SkillsArgs),
     /// Open, inspect and verify case runs.
     #[command(subcommand)]
-    Case(case_cmd::CaseCommand),
+    Case(Box<case_cmd::CaseCommand>),
 }
 
 /// Entry point used by `main.rs`.
@@ -47,7 +47,7 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Detect(args) => detect_cmd::detect(args),
         Command::Skills(args) => detect_cmd::skills(args),
-        Command::Case(cmd) => case_cmd::run(cmd),
+        Command::Case(cmd) => case_cmd::run(*cmd),
     };
     ExitCode::from(code)
 }

@@ -125,7 +125,9 @@ pub enum ValueConstraint {
     /// Free text: non-empty, not tautological.
     Text,
     Boolean,
-    Vocabulary { values: Vec<String> },
+    Vocabulary {
+        values: Vec<String>,
+    },
 }
 
 impl ValueConstraint {
@@ -254,9 +256,9 @@ impl Registry {
     /// The skill that writes `attribute` on targets of `kind` (used by
     /// `unproven_inferred_value`).
     pub fn writer_of(&self, kind: TargetKind, attribute: &str) -> Option<&SkillContract> {
-        self.skills.iter().find(|s| {
-            s.target_kind == kind && s.policy.writable_fields().contains(&attribute)
-        })
+        self.skills
+            .iter()
+            .find(|s| s.target_kind == kind && s.policy.writable_fields().contains(&attribute))
     }
 
     fn parse(text: &str) -> Result<Registry, String> {
@@ -323,7 +325,11 @@ mod tests {
                 values: vocab::UNITS.iter().map(|s| s.to_string()).collect()
             }
         );
-        let sens = &reg.get("classify-sensitivity").unwrap().policy.value_constraints["sensitivity"];
+        let sens = &reg
+            .get("classify-sensitivity")
+            .unwrap()
+            .policy
+            .value_constraints["sensitivity"];
         assert_eq!(
             sens,
             &ValueConstraint::Vocabulary {

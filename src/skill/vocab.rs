@@ -2,11 +2,29 @@
 
 /// Units: time, information, money (currency comes from elsewhere), ratio, length, count.
 pub const UNITS: &[&str] = &[
-    "ns", "us", "ms", "s", "min", "h", "d", // time
-    "bit", "B", "kB", "MB", "GB", "KiB", "MiB", "GiB", // information
-    "minor_unit", "major_unit", // money
-    "percent", "basis_point", "ratio", // ratio
-    "mm", "m", "km", // length
+    "ns",
+    "us",
+    "ms",
+    "s",
+    "min",
+    "h",
+    "d", // time
+    "bit",
+    "B",
+    "kB",
+    "MB",
+    "GB",
+    "KiB",
+    "MiB",
+    "GiB", // information
+    "minor_unit",
+    "major_unit", // money
+    "percent",
+    "basis_point",
+    "ratio", // ratio
+    "mm",
+    "m",
+    "km", // length
     "count",
 ];
 

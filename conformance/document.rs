@@ -1,0 +1,215 @@
+//! case.json and its generated views (R-DOC-1, 2, 3, 7).
+
+use anvil_bench::case::Run;
+use anvil_bench::case::verify::verify;
+use anvil_bench::case::views::{WORKING_DISCIPLINE, render_views};
+use libtest_mimic::Failed;
+
+use crate::support::*;
+use crate::{Check, ensure};
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        Check {
+            name: "document::case_json_is_never_rewritten_after_open",
+            rules: &["R-DOC-1"],
+            run: never_rewritten,
+        },
+        Check {
+            name: "document::views_regenerate_byte_identical_from_case_json_alone",
+            rules: &["R-DOC-2"],
+            run: views_from_case_json,
+        },
+        Check {
+            name: "document::a_fact_changed_in_case_json_changes_the_views",
+            rules: &["R-DOC-2"],
+            run: views_follow_case_json,
+        },
+        Check {
+            name: "document::an_edited_brief_is_reported_as_drift",
+            rules: &["R-DOC-3"],
+            run: drift_case_md,
+        },
+        Check {
+            name: "document::an_edited_schema_is_reported_as_drift",
+            rules: &["R-DOC-3"],
+            run: drift_schema,
+        },
+        Check {
+            name: "document::a_missing_view_is_reported_as_drift",
+            rules: &["R-DOC-3"],
+            run: drift_missing,
+        },
+        Check {
+            name: "document::the_brief_names_its_source_hash_and_carries_the_discipline_block",
+            rules: &["R-DOC-7"],
+            run: brief_provenance,
+        },
+    ]
+}
+
+fn never_rewritten() -> Result<(), Failed> {
+    let w = World::new();
+    let first = w.open_unit()?;
+    let bytes = std::fs::read(first.run_dir.join("case.json")).unwrap();
+    let modified = std::fs::metadata(first.run_dir.join("case.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    w.open_unit()?;
+    let mut req = w.request("annotate-unit", UNIT_TARGET);
+    req.mode = anvil_bench::case::OpenMode::Resume(first.run_dir.clone());
+    anvil_bench::case::open(&req).map_err(|e| Failed::from(e.to_string()))?;
+    verify(&first.run_dir, None, None).map_err(|e| Failed::from(e.to_string()))?;
+    ensure!(
+        std::fs::read(first.run_dir.join("case.json")).unwrap() == bytes,
+        "case.json bytes changed"
+    );
+    ensure!(
+        std::fs::metadata(first.run_dir.join("case.json"))
+            .unwrap()
+            .modified()
+            .unwrap()
+            == modified,
+        "case.json was rewritten"
+    );
+    Ok(())
+}
+
+fn views_from_case_json() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    // Remove every other input: the AIR and the repository. The views must still
+    // regenerate byte-identical, because they depend on case.json alone.
+    std::fs::remove_file(w.air()).unwrap();
+    std::fs::remove_dir_all(w.repo()).unwrap();
+    let run = Run::load(&opened.run_dir).map_err(|e| Failed::from(e.to_string()))?;
+    let (md, schema) = render_views(&run.doc, &run.case_hash);
+    ensure!(
+        md == std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap(),
+        "CASE.md differs from its regeneration"
+    );
+    ensure!(
+        schema
+            == std::fs::read_to_string(opened.run_dir.join("expected-output.schema.json")).unwrap(),
+        "schema differs from its regeneration"
+    );
+    let report = verify(&opened.run_dir, None, None).map_err(|e| Failed::from(e.to_string()))?;
+    ensure!(
+        report.drift.is_empty(),
+        "drift reported without inputs: {:?}",
+        report.drift
+    );
+    Ok(())
+}
+
+fn views_follow_case_json() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    let mut run = Run::load(&opened.run_dir).map_err(|e| Failed::from(e.to_string()))?;
+    let (md_before, schema_before) = render_views(&run.doc, &run.case_hash);
+    run.doc.task.question = "A QUESTION ONLY CASE.JSON HOLDS".into();
+    run.doc.identity.skill_version = 7;
+    let (md_after, schema_after) = render_views(&run.doc, &run.case_hash);
+    ensure!(
+        md_after != md_before && md_after.contains("A QUESTION ONLY CASE.JSON HOLDS"),
+        "CASE.md ignores case.json's task"
+    );
+    ensure!(
+        schema_after != schema_before && schema_after.contains("\"const\": 7"),
+        "schema ignores case.json's skillVersion"
+    );
+    Ok(())
+}
+
+fn drift_of(run: &std::path::Path) -> Result<Vec<String>, Failed> {
+    let report = verify(run, None, None).map_err(|e| Failed::from(e.to_string()))?;
+    Ok(report.drift.iter().map(|d| d.file.to_string()).collect())
+}
+
+fn drift_case_md() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    ensure!(drift_of(&opened.run_dir)?.is_empty(), "fresh run has drift");
+    let path = opened.run_dir.join("CASE.md");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("read-only", "writable");
+    std::fs::write(&path, text).unwrap();
+    ensure!(
+        drift_of(&opened.run_dir)? == ["CASE.md"],
+        "edited CASE.md not reported"
+    );
+    let out = w.cli(&["case", "verify", opened.run_dir.to_str().unwrap()]);
+    ensure!(
+        out.status.code() == Some(1),
+        "verify with drift exited {:?}",
+        out.status.code()
+    );
+    ensure!(
+        stdout(&out).contains("drift: CASE.md"),
+        "verify output lacks the drift: {}",
+        stdout(&out)
+    );
+    Ok(())
+}
+
+fn drift_schema() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    let path = opened.run_dir.join("expected-output.schema.json");
+    let text = std::fs::read_to_string(&path).unwrap().replacen(
+        "\"additionalProperties\": false",
+        "\"additionalProperties\": true",
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
+    ensure!(
+        drift_of(&opened.run_dir)? == ["expected-output.schema.json"],
+        "edited schema not reported"
+    );
+    Ok(())
+}
+
+fn drift_missing() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    std::fs::remove_file(opened.run_dir.join("CASE.md")).unwrap();
+    ensure!(
+        drift_of(&opened.run_dir)? == ["CASE.md"],
+        "missing CASE.md not reported"
+    );
+    Ok(())
+}
+
+fn brief_provenance() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    let bytes = std::fs::read(opened.run_dir.join("case.json")).unwrap();
+    let hash = anvil_bench::canon::bytes_hash(&bytes);
+    let md = std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap();
+    ensure!(
+        md.contains(&format!("Generated from `case.json` ({hash})")),
+        "CASE.md does not name case.json's hash"
+    );
+    ensure!(
+        md.contains(&format!("run `{}`", opened.run_id)),
+        "CASE.md does not name the run"
+    );
+    ensure!(
+        md.contains(WORKING_DISCIPLINE),
+        "CASE.md lacks the working-discipline block"
+    );
+    for phrase in [
+        "State your assumptions",
+        "Keep the change minimal",
+        "Touch nothing outside output/ and workspace/",
+        "Verify before you claim",
+    ] {
+        ensure!(
+            WORKING_DISCIPLINE.contains(phrase),
+            "discipline block lacks {phrase:?}"
+        );
+    }
+    Ok(())
+}
