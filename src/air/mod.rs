@@ -9,5 +9,7 @@ pub use detect::{
     Deficiency, DeficiencyCode, Severity, deficiencies_for, detect, is_tautological, name_words,
     refinable,
 };
-pub use model::{AIR_VERSION, Air, AirError, Capability, ErrorDef, Field, Operation, Service};
+pub use model::{
+    AIR_VERSION, Air, AirError, Capability, ErrorDef, Field, Operation, Provenance, Service,
+};
 pub use target::{Location, TargetKey, TargetKeyError, TargetKind, is_field_name, is_segment_id};

@@ -22,6 +22,25 @@ pub struct Air {
     pub operations: Vec<Operation>,
     #[serde(default)]
     pub capabilities: Vec<Capability>,
+    /// Where applied values came from: one entry per application by `case close --apply`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provenance: Vec<Provenance>,
+}
+
+/// A record of one applied patch: which case and run, which artifacts ground it, which
+/// approval tier let it through.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Provenance {
+    pub target: String,
+    pub set: serde_json::Map<String, Value>,
+    pub case_key: String,
+    pub run_id: String,
+    pub artifact_ids: Vec<String>,
+    pub tier: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
+    pub applied_at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

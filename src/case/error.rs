@@ -70,6 +70,30 @@ pub enum CaseError {
     },
     #[error(transparent)]
     Document(#[from] DocError),
+    #[error("idempotency key `{key}` was already used by `{rail}` with a different body")]
+    IdempotencyConflict { key: String, rail: String },
+    #[error("idempotency key `{key}` is invalid: it must be 1 to 200 characters")]
+    BadIdempotencyKey { key: String },
+    #[error("{message} (replayed from the journal)")]
+    Replayed { kind: String, message: String },
+    #[error(transparent)]
+    Evidence(#[from] super::evidence::EvidenceError),
+    #[error("{rail} refused: {reason}")]
+    Rail {
+        rail: &'static str,
+        kind: &'static str,
+        reason: String,
+    },
+    #[error(
+        "tamper detected: `{file}` changed after its stage was frozen (frozen {frozen}, now {now})"
+    )]
+    Tamper {
+        file: String,
+        frozen: String,
+        now: String,
+    },
+    #[error("illegal transition: {reason}")]
+    Transition { reason: String },
 }
 
 impl CaseError {
@@ -103,6 +127,13 @@ impl CaseError {
             CaseError::Io { .. } => "io",
             CaseError::Corrupt { .. } => "corrupt_run",
             CaseError::Document(_) => "rejected_document",
+            CaseError::IdempotencyConflict { .. } => "idempotency_conflict",
+            CaseError::BadIdempotencyKey { .. } => "bad_idempotency_key",
+            CaseError::Replayed { .. } => "replayed_refusal",
+            CaseError::Evidence(e) => e.kind(),
+            CaseError::Rail { kind, .. } => kind,
+            CaseError::Tamper { .. } => "tamper",
+            CaseError::Transition { .. } => "illegal_transition",
         }
     }
 }

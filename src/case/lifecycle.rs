@@ -120,3 +120,40 @@ impl Lifecycle {
 pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
+
+impl Lifecycle {
+    /// Reads `lifecycle.json` of the run at `run_dir`.
+    pub fn load(run_dir: &std::path::Path) -> Result<Lifecycle, super::error::CaseError> {
+        let path = run_dir.join(super::run::LIFECYCLE_JSON);
+        let text =
+            std::fs::read_to_string(&path).map_err(super::error::CaseError::io("read", &path))?;
+        let doc: Lifecycle =
+            crate::json_path::from_str(&text).map_err(|e| super::error::CaseError::Corrupt {
+                file: path.clone(),
+                field: e.path,
+                reason: e.message,
+            })?;
+        if doc.format != LIFECYCLE_FORMAT || doc.format_version != LIFECYCLE_FORMAT_VERSION {
+            return Err(super::error::CaseError::Corrupt {
+                file: path,
+                field: "formatVersion".into(),
+                reason: format!("expected {LIFECYCLE_FORMAT} v{LIFECYCLE_FORMAT_VERSION}"),
+            });
+        }
+        Ok(doc)
+    }
+
+    /// Writes `lifecycle.json` atomically.
+    pub fn save(&self, run_dir: &std::path::Path) -> Result<(), super::error::CaseError> {
+        let path = run_dir.join(super::run::LIFECYCLE_JSON);
+        crate::fsio::write_json_atomic(&path, self)
+            .map_err(super::error::CaseError::io("write", path))
+    }
+
+    /// A typed record, if present.
+    pub fn record<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.records
+            .get(name)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+}

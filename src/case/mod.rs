@@ -7,12 +7,19 @@
 pub mod claim;
 pub mod doc;
 pub mod error;
+pub mod evidence;
+pub mod finalize;
 pub mod key;
 pub mod lifecycle;
 pub mod open;
 pub mod proposal;
+pub mod rails;
+pub mod rail;
+pub mod research;
 pub mod run;
 pub mod schema;
+pub mod store;
+pub mod validate;
 pub mod verify;
 pub mod views;
 

@@ -19,6 +19,21 @@ pub enum CaseCommand {
     /// Regenerate a run's views and report drift; report the run stale when its identity
     /// no longer matches the AIR, repository, skill version or policy.
     Verify(VerifyArgs),
+    /// Point the engine at a repository region; it reads, classifies, hashes and freezes
+    /// it as an evidence artifact and prints the artifact id.
+    AddEvidence(super::rails_cmd::AddEvidenceArgs),
+    /// Record a caller-supplied external excerpt (always unverified); prints its id.
+    AddExternalEvidence(super::rails_cmd::AddExternalArgs),
+    /// State an atomic claim over existing artifacts; prints the claim id.
+    AddClaim(super::rails_cmd::AddClaimArgs),
+    /// Freeze evidence.json and claims.json and run the stage-1 checks.
+    FreezeResearch(super::rails_cmd::Common),
+    /// Freeze output/proposal.json and run the skill's checks; exit 1 on a failing verdict.
+    Validate(super::rails_cmd::ValidateArgs),
+    /// Write output/result.json with one honest status.
+    Finalize(super::rails_cmd::FinalizeArgs),
+    /// Lifecycle state, stage hashes, status, staleness and the next legal rail.
+    Show(super::rails_cmd::ShowArgs),
 }
 
 #[derive(Debug, Args)]
@@ -78,6 +93,13 @@ pub fn run(cmd: CaseCommand) -> u8 {
     match cmd {
         CaseCommand::Open(args) => open_cmd(args),
         CaseCommand::Verify(args) => verify_cmd(args),
+        CaseCommand::AddEvidence(a) => super::rails_cmd::add_evidence(a),
+        CaseCommand::AddExternalEvidence(a) => super::rails_cmd::add_external(a),
+        CaseCommand::AddClaim(a) => super::rails_cmd::add_claim(a),
+        CaseCommand::FreezeResearch(a) => super::rails_cmd::freeze_research(a),
+        CaseCommand::Validate(a) => super::rails_cmd::validate(a),
+        CaseCommand::Finalize(a) => super::rails_cmd::finalize_cmd(a),
+        CaseCommand::Show(a) => super::rails_cmd::show(a),
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod case_cmd;
 mod detect_cmd;
+mod rails_cmd;
 
 use std::process::ExitCode;
 
@@ -81,7 +82,8 @@ pub(crate) fn fail(err: &CaseError, json: bool) -> u8 {
 /// The one mapping from error kind to exit code.
 pub fn exit_code(err: &CaseError) -> u8 {
     match err {
-        CaseError::Io { .. } => exit::REJECTED,
+        CaseError::IdempotencyConflict { .. } => exit::CONFLICT,
+        CaseError::Replayed { kind, .. } if kind == "idempotency_conflict" => exit::CONFLICT,
         _ => exit::REJECTED,
     }
 }

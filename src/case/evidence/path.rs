@@ -1,0 +1,238 @@
+//! Safe path resolution and checked reading for evidence: turns a caller-given,
+//! repository-relative path into a canonical in-repository file (refusing absolute paths,
+//! `..` escapes, symlinks that leave the repository, directories and special files), and
+//! reads it with size, same-file and text checks. Nothing here writes to the repository.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+
+use super::{EvidenceError, MAX_FILE_BYTES};
+
+/// Resolves a repository-relative path safely (the rules of [`acquire`](super::acquire)) to
+/// its canonical relative path (`/`-separated, symlinks resolved) and its absolute path. The
+/// target must be an existing regular file.
+pub fn resolve_path(repo_root: &Path, path: &str) -> Result<(String, PathBuf), EvidenceError> {
+    let root = canonical_root(repo_root)?;
+    resolve_under(&root, path)
+}
+
+pub(super) fn canonical_root(repo_root: &Path) -> Result<PathBuf, EvidenceError> {
+    fs::canonicalize(repo_root).map_err(EvidenceError::io("resolve the repository", repo_root))
+}
+
+/// [`resolve_path`] against an already canonical root.
+pub(super) fn resolve_under(root: &Path, path: &str) -> Result<(String, PathBuf), EvidenceError> {
+    if path.is_empty() {
+        return Err(EvidenceError::EmptyPath);
+    }
+    let given = Path::new(path);
+    if given.has_root() || given.is_absolute() {
+        return Err(EvidenceError::AbsolutePath { path: path.into() });
+    }
+    let mut names = Vec::new();
+    for component in given.components() {
+        match component {
+            Component::Normal(name) => names.push(name),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(EvidenceError::PathEscape { path: path.into() }),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(EvidenceError::AbsolutePath { path: path.into() });
+            }
+        }
+    }
+
+    // Walk one component at a time so every symlink on the way is seen and resolved;
+    // `current` stays canonical throughout.
+    let missing = || EvidenceError::MissingFile { path: path.into() };
+    let mut current = root.to_path_buf();
+    for name in names {
+        let next = current.join(name);
+        let meta = match fs::symlink_metadata(&next) {
+            Ok(meta) => meta,
+            Err(e) if is_absent(&e) => return Err(missing()),
+            Err(e) => return Err(EvidenceError::io("inspect", &next)(e)),
+        };
+        if !meta.file_type().is_symlink() {
+            current = next;
+            continue;
+        }
+        let link = relative_display(root, &next);
+        match fs::canonicalize(&next) {
+            Ok(target) if target.starts_with(root) => current = target,
+            Ok(target) => {
+                return Err(EvidenceError::SymlinkEscape {
+                    path: path.into(),
+                    link,
+                    target,
+                });
+            }
+            Err(e) if is_absent(&e) => {
+                // A dangling link: name it an escape when its text already points outside.
+                let target =
+                    fs::read_link(&next).map_err(EvidenceError::io("read symlink", &next))?;
+                let lexical = lexical_join(&current, &target);
+                if !lexical.starts_with(root) {
+                    return Err(EvidenceError::SymlinkEscape {
+                        path: path.into(),
+                        link,
+                        target: lexical,
+                    });
+                }
+                return Err(missing());
+            }
+            Err(e) => return Err(EvidenceError::io("resolve symlink", &next)(e)),
+        }
+    }
+
+    let meta = match fs::metadata(&current) {
+        Ok(meta) => meta,
+        Err(e) if is_absent(&e) => return Err(missing()),
+        Err(e) => return Err(EvidenceError::io("inspect", &current)(e)),
+    };
+    if meta.is_dir() {
+        return Err(EvidenceError::NotAFile {
+            path: path.into(),
+            what: "a directory",
+        });
+    }
+    if !meta.is_file() {
+        return Err(EvidenceError::NotAFile {
+            path: path.into(),
+            what: "a special file",
+        });
+    }
+    let rel = relative_string(root, &current)
+        .ok_or_else(|| EvidenceError::NonUtf8Path { path: path.into() })?;
+    Ok((rel, current))
+}
+
+fn is_absent(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+/// `base` joined with `target`, with `.` and `..` folded lexically (no filesystem access).
+fn lexical_join(base: &Path, target: &Path) -> PathBuf {
+    let mut out = if target.is_absolute() {
+        PathBuf::new()
+    } else {
+        base.to_path_buf()
+    };
+    for component in target.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// `abs` relative to `root`, `/`-separated; `None` when a name is not UTF-8 or `abs` is
+/// not under `root`.
+fn relative_string(root: &Path, abs: &Path) -> Option<String> {
+    let rel = abs.strip_prefix(root).ok()?;
+    let names = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(name) => name.to_str(),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(names.join("/"))
+}
+
+fn relative_display(root: &Path, abs: &Path) -> String {
+    relative_string(root, abs).unwrap_or_else(|| abs.display().to_string())
+}
+
+/// Opens and reads a resolved file, refusing oversized files and detecting a path that
+/// was swapped (for example for a symlink) between resolution and opening.
+pub(super) fn read_checked(root: &Path, abs: &Path, rel: &str) -> Result<Vec<u8>, EvidenceError> {
+    let mut file = match File::open(abs) {
+        Ok(file) => file,
+        Err(e) if is_absent(&e) => return Err(EvidenceError::MissingFile { path: rel.into() }),
+        Err(e) => return Err(EvidenceError::io("open", abs)(e)),
+    };
+    let meta = file.metadata().map_err(EvidenceError::io("inspect", abs))?;
+    if !meta.is_file() {
+        return Err(EvidenceError::NotAFile {
+            path: rel.into(),
+            what: if meta.is_dir() {
+                "a directory"
+            } else {
+                "a special file"
+            },
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(EvidenceError::FileTooLarge {
+            path: rel.into(),
+            size: meta.len(),
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    ensure_same_file(root, abs, rel, &meta)?;
+    let mut bytes = Vec::new();
+    file.by_ref()
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(EvidenceError::io("read", abs))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(EvidenceError::FileTooLarge {
+            path: rel.into(),
+            size: bytes.len() as u64,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
+/// After opening: the path must still be canonical, inside the repository, and name the
+/// very file that was opened.
+fn ensure_same_file(
+    root: &Path,
+    abs: &Path,
+    rel: &str,
+    opened: &fs::Metadata,
+) -> Result<(), EvidenceError> {
+    let changed = || EvidenceError::ConcurrentChange { path: rel.into() };
+    let now = fs::canonicalize(abs).map_err(|_| changed())?;
+    if now != abs || !now.starts_with(root) {
+        return Err(changed());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let at_path = fs::metadata(abs).map_err(|_| changed())?;
+        if at_path.dev() != opened.dev() || at_path.ino() != opened.ino() {
+            return Err(changed());
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = opened;
+    Ok(())
+}
+
+/// Refuses binary, non-UTF-8 and empty files.
+pub(super) fn check_text<'a>(bytes: &'a [u8], rel: &str) -> Result<&'a str, EvidenceError> {
+    if let Some(offset) = bytes.iter().position(|&b| b == 0) {
+        return Err(EvidenceError::BinaryFile {
+            path: rel.into(),
+            offset,
+        });
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| EvidenceError::NotUtf8 {
+        path: rel.into(),
+        offset: e.valid_up_to(),
+    })?;
+    if text.is_empty() {
+        return Err(EvidenceError::EmptyFile { path: rel.into() });
+    }
+    Ok(text)
+}

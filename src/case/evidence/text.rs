@@ -1,0 +1,165 @@
+//! Line indexing and comment classification for evidence excerpts: [`LineIndex`] maps
+//! 1-based line ranges to exact byte slices (line endings kept), and [`is_comment_only`]
+//! decides whether an excerpt of an implementation file is only comments, so that it is
+//! recorded as `comment` evidence.
+
+use super::EvidenceError;
+
+/// Byte offsets of the lines of a text. A line ends after `\n` (so `\r\n` stays part of
+/// the line); a final line without a newline still counts.
+pub(super) struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        let mut starts = Vec::new();
+        if !text.is_empty() {
+            starts.push(0);
+        }
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' && i + 1 < text.len() {
+                starts.push(i + 1);
+            }
+        }
+        LineIndex { text, starts }
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The line count, saturating (files are capped far below `u32::MAX` lines).
+    pub(super) fn count_u32(&self) -> u32 {
+        u32::try_from(self.count()).unwrap_or(u32::MAX)
+    }
+
+    pub(super) fn check_range(&self, rel: &str, start: u32, end: u32) -> Result<(), EvidenceError> {
+        let count = self.count();
+        let lines = if count == 1 { "line" } else { "lines" };
+        let reason = if start == 0 {
+            Some(format!(
+                "lines are numbered from 1 (`{rel}` has {count} {lines})"
+            ))
+        } else if start > end {
+            Some(format!(
+                "startLine is after endLine (`{rel}` has {count} {lines})"
+            ))
+        } else if end > self.count_u32() {
+            Some(format!(
+                "endLine {end} is past the end of the file (`{rel}` has {count} {lines})"
+            ))
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(EvidenceError::InvalidRange {
+                path: rel.into(),
+                range: format!("L{start}-L{end}"),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Lines `start..=end` (1-based, already checked) with their line endings.
+    pub(super) fn excerpt(&self, start: u32, end: u32) -> &'a str {
+        let from = self.starts[(start - 1) as usize];
+        let to = self
+            .starts
+            .get(end as usize)
+            .copied()
+            .unwrap_or(self.text.len());
+        &self.text[from..to]
+    }
+}
+
+/// True when the excerpt has at least one non-blank line and every non-blank line is a
+/// comment line: it starts (after whitespace) with `//`, `#`, `/*`, `*`, `*/` or `--`, or
+/// lies inside a `/* … */` block the excerpt opens. Preprocessor directives (`#include`,
+/// `#define`, `#if`, …), shebangs (`#!`) and attributes (`#[`) are code, as are `*ptr`
+/// and `--i`.
+pub fn is_comment_only(excerpt: &str) -> bool {
+    let mut in_block = false;
+    let mut any = false;
+    for line in excerpt.lines() {
+        let mut t = line.trim();
+        if in_block {
+            match t.find("*/") {
+                Some(i) => {
+                    in_block = false;
+                    t = t[i + 2..].trim();
+                }
+                None => {
+                    any = any || !t.is_empty();
+                    continue;
+                }
+            }
+        }
+        if t.is_empty() {
+            continue;
+        }
+        any = true;
+        if !comment_line(t, &mut in_block) {
+            return false;
+        }
+    }
+    any
+}
+
+/// Whether a trimmed, non-empty line is comment only; sets `in_block` when it opens a
+/// `/*` block that it does not close.
+fn comment_line(t: &str, in_block: &mut bool) -> bool {
+    if let Some(rest) = t.strip_prefix("/*") {
+        return match rest.find("*/") {
+            Some(i) => rest_is_comment(&rest[i + 2..], in_block),
+            None => {
+                *in_block = true;
+                true
+            }
+        };
+    }
+    if t.starts_with("//") {
+        return true;
+    }
+    if let Some(rest) = t.strip_prefix("*/") {
+        return rest_is_comment(rest, in_block);
+    }
+    if let Some(rest) = t.strip_prefix('*') {
+        // `* text` (a block comment's continuation), not `*ptr = 0;`.
+        return rest.is_empty() || rest.starts_with(char::is_whitespace) || rest.starts_with("*/");
+    }
+    if let Some(rest) = t.strip_prefix("--") {
+        // `-- text` (SQL, Lua, Haskell), not `--i;`.
+        return rest.is_empty()
+            || rest.starts_with(char::is_whitespace)
+            || rest.starts_with('-')
+            || rest.starts_with('[');
+    }
+    if let Some(rest) = t.strip_prefix('#') {
+        return !is_hash_code(rest);
+    }
+    false
+}
+
+fn rest_is_comment(rest: &str, in_block: &mut bool) -> bool {
+    let rest = rest.trim();
+    rest.is_empty() || comment_line(rest, in_block)
+}
+
+/// `#` lines that are code: attributes, shebangs and preprocessor directives.
+fn is_hash_code(after_hash: &str) -> bool {
+    if after_hash.starts_with('[') || after_hash.starts_with('!') {
+        return true;
+    }
+    const DIRECTIVES: [&str; 14] = [
+        "include", "define", "undef", "if", "ifdef", "ifndef", "elif", "else", "endif", "pragma",
+        "import", "error", "warning", "line",
+    ];
+    let word: &str = after_hash
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or("");
+    DIRECTIVES.contains(&word)
+}

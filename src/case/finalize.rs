@@ -1,0 +1,339 @@
+//! `finalize`: the honest outcome of a run, in `output/result.json`.
+//!
+//! Invariant: `proposal_generated` needs a passing validation record in lifecycle.json
+//! (critique.json is review material and may not disagree with it); `supported` needs
+//! proof; `conflicted` needs a recorded conflict. Every outcome carries everything learned.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::claim::RawClaim;
+use super::error::CaseError;
+use super::evidence::EvidenceArtifact;
+use super::lifecycle::{Lifecycle, State, now};
+use super::rail::with_rail;
+use super::rails::{Critique, RESEARCH_RECORD, VALIDATION_RECORD, load_current};
+use super::research::{ClaimVerdict, Conflict, ResearchRecord};
+use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
+use super::validate::{ValidationRecord, Verdict};
+use crate::skill::Verification;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    ProposalGenerated,
+    Supported,
+    Conflicted,
+    InsufficientEvidence,
+    BlockedByMissingSource,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::ProposalGenerated,
+        Status::Supported,
+        Status::Conflicted,
+        Status::InsufficientEvidence,
+        Status::BlockedByMissingSource,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::ProposalGenerated => "proposal_generated",
+            Status::Supported => "supported",
+            Status::Conflicted => "conflicted",
+            Status::InsufficientEvidence => "insufficient_evidence",
+            Status::BlockedByMissingSource => "blocked_by_missing_source",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The proof behind `supported`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SupportProof {
+    pub field: String,
+    pub value: Value,
+    pub claim_ids: Vec<String>,
+    pub strength: f64,
+    pub verified_strength: f64,
+}
+
+/// `output/result.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResultDoc {
+    pub format: String,
+    pub format_version: u32,
+    pub run_id: String,
+    pub case_key: String,
+    pub target: String,
+    pub skill: String,
+    pub skill_version: u32,
+    pub deficiency: String,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Only `proposal_generated` carries a patch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<ValidationRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critique: Option<Critique>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported: Option<SupportProof>,
+    pub artifacts: Vec<EvidenceArtifact>,
+    pub claims: Vec<RawClaim>,
+    pub claim_verdicts: Vec<ClaimVerdict>,
+    pub conflicts: Vec<Conflict>,
+    pub at: String,
+}
+
+fn refuse(kind: &'static str, reason: String) -> CaseError {
+    CaseError::Rail {
+        rail: "finalize",
+        kind,
+        reason,
+    }
+}
+
+/// `finalize`. Without `status`, a validated proposal finalizes as `proposal_generated`;
+/// anything else must name its status.
+pub fn finalize(
+    run_dir: &Path,
+    status: Option<Status>,
+    reason: Option<&str>,
+    key: Option<&str>,
+) -> Result<ResultDoc, CaseError> {
+    let body = json!({"status": status, "reason": reason});
+    with_rail(run_dir, "finalize", key, &body, |_| {
+        let run = load_current(run_dir)?;
+        let mut lc = Lifecycle::load(run_dir)?;
+        store::check_frozen(run_dir, &lc)?;
+        if !lc.state.can_advance_to(State::Finalized) {
+            return Err(CaseError::Transition {
+                reason: format!(
+                    "`finalize` cannot move a run from {} to finalized",
+                    lc.state
+                ),
+            });
+        }
+        let validation: Option<ValidationRecord> = lc.record(VALIDATION_RECORD);
+        let research: Option<ResearchRecord> = lc.record(RESEARCH_RECORD);
+        let critique: Option<Critique> = store::read_doc(run_dir, CRITIQUE_JSON)?;
+        match (&critique, &validation) {
+            (Some(c), Some(v)) if !c.agrees_with(v) => {
+                return Err(refuse(
+                    "critique_disagrees",
+                    format!(
+                        "`{CRITIQUE_JSON}` disagrees with the validation record in lifecycle.json (tamper)"
+                    ),
+                ));
+            }
+            (Some(_), None) => {
+                return Err(refuse(
+                    "critique_disagrees",
+                    format!("`{CRITIQUE_JSON}` exists but no validation was recorded (tamper)"),
+                ));
+            }
+            _ => {}
+        }
+        let status = match status {
+            Some(s) => s,
+            None if validation
+                .as_ref()
+                .is_some_and(|v| v.verdict == Verdict::Pass) =>
+            {
+                Status::ProposalGenerated
+            }
+            None => {
+                return Err(refuse(
+                    "status_required",
+                    "no passing validation record: name the honest status with --status".into(),
+                ));
+            }
+        };
+        let mut patch = None;
+        let mut proposal_hash = None;
+        let mut supported = None;
+        match status {
+            Status::ProposalGenerated => {
+                let v = validation.as_ref().ok_or_else(|| {
+                    refuse(
+                        "not_validated",
+                        "proposal_generated needs a validation record: run validate".into(),
+                    )
+                })?;
+                if v.verdict != Verdict::Pass {
+                    return Err(refuse("validation_failed", "proposal_generated needs a passing validation record; the recorded verdict is fail".into()));
+                }
+                let bytes = std::fs::read(run_dir.join(PROPOSAL_JSON))
+                    .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
+                if crate::canon::bytes_hash(&bytes) != v.proposal_hash {
+                    return Err(CaseError::Tamper {
+                        file: PROPOSAL_JSON.into(),
+                        frozen: v.proposal_hash.clone(),
+                        now: crate::canon::bytes_hash(&bytes),
+                    });
+                }
+                let proposal = super::proposal::parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
+                patch = Some(proposal.set);
+                proposal_hash = Some(v.proposal_hash.clone());
+            }
+            Status::Supported => {
+                if lc.state != State::ResearchFrozen {
+                    return Err(refuse(
+                        "unproven_support",
+                        format!(
+                            "supported needs frozen research and no proposal; the run is {}",
+                            lc.state
+                        ),
+                    ));
+                }
+                if store::file_hash(run_dir, PROPOSAL_JSON)?.is_some() {
+                    return Err(refuse(
+                        "unproven_support",
+                        format!("supported means no patch, but `{PROPOSAL_JSON}` exists"),
+                    ));
+                }
+                let research = research
+                    .as_ref()
+                    .ok_or_else(|| refuse("unproven_support", "research is not frozen".into()))?;
+                supported = Some(prove_support(&run.doc, research)?);
+            }
+            Status::Conflicted => {
+                let has_conflict = research.as_ref().is_some_and(|r| !r.conflicts.is_empty());
+                if !has_conflict {
+                    return Err(refuse("no_conflict", "conflicted needs a conflict recorded at freeze-research: two accepted claims asserting different values".into()));
+                }
+            }
+            Status::InsufficientEvidence | Status::BlockedByMissingSource => {}
+        }
+        // Whatever was learned is frozen with the result, so close can detect later edits.
+        for rel in [EVIDENCE_JSON, CLAIMS_JSON] {
+            if !lc.frozen.contains_key(rel) && store::file_hash(run_dir, rel)?.is_some() {
+                store::freeze(run_dir, &mut lc, rel)?;
+            }
+        }
+        let evidence = store::evidence(run_dir)?;
+        let claims = store::claims(run_dir)?;
+        let id = &run.doc.identity;
+        let result = ResultDoc {
+            format: "anvil-result".into(),
+            format_version: 1,
+            run_id: id.run_id.to_string(),
+            case_key: id.case_key.to_string(),
+            target: run.doc.target.key.to_string(),
+            skill: id.skill.clone(),
+            skill_version: id.skill_version,
+            deficiency: run.doc.task.deficiency.to_string(),
+            status,
+            reason: reason.map(str::to_string),
+            patch,
+            proposal_hash,
+            validation,
+            critique,
+            supported,
+            artifacts: evidence.artifacts,
+            claims: claims.claims,
+            claim_verdicts: research
+                .as_ref()
+                .map(|r| r.claims.clone())
+                .unwrap_or_default(),
+            conflicts: research.map(|r| r.conflicts).unwrap_or_default(),
+            at: now(),
+        };
+        store::write_doc(run_dir, RESULT_JSON, &result)?;
+        store::freeze(run_dir, &mut lc, RESULT_JSON)?;
+        lc.advance(State::Finalized, "finalize", &now())
+            .map_err(|reason| CaseError::Transition { reason })?;
+        lc.save(run_dir)?;
+        Ok(result)
+    })
+}
+
+/// The proof `supported` needs: a current value, an accepted claim asserting exactly it,
+/// the strength and verification bars met, and no conflict.
+fn prove_support(
+    case: &super::doc::CaseDoc,
+    research: &ResearchRecord,
+) -> Result<SupportProof, CaseError> {
+    let contract = &case.policy.contract;
+    let Some(out) = contract.outputs.first() else {
+        return Err(refuse("unproven_support", "the skill has no output".into()));
+    };
+    let current = case
+        .target
+        .current
+        .get(&out.field)
+        .cloned()
+        .unwrap_or(Value::Null);
+    if current.is_null() {
+        return Err(refuse(
+            "unproven_support",
+            format!(
+                "`{}` has no current value, so it cannot be supported",
+                out.field
+            ),
+        ));
+    }
+    if research.conflict_on(&out.predicate).is_some() {
+        return Err(refuse(
+            "unproven_support",
+            format!("claims on `{}` conflict", out.predicate),
+        ));
+    }
+    let support = research
+        .values
+        .iter()
+        .find(|v| v.predicate == out.predicate && v.value == current)
+        .ok_or_else(|| {
+            refuse(
+                "unproven_support",
+                format!("no accepted claim asserts {} = {current}", out.predicate),
+            )
+        })?;
+    if support.strength < contract.minimum_strength {
+        return Err(refuse(
+            "unproven_support",
+            format!(
+                "support strength {} < {}",
+                support.strength, contract.minimum_strength
+            ),
+        ));
+    }
+    if contract.verification_for(&out.field) == Verification::Verified
+        && support.verified_strength < contract.minimum_strength
+    {
+        return Err(refuse(
+            "unproven_support",
+            format!(
+                "`{}` requires verified support: verified strength {} < {}",
+                out.field, support.verified_strength, contract.minimum_strength
+            ),
+        ));
+    }
+    Ok(SupportProof {
+        field: out.field.clone(),
+        value: current,
+        claim_ids: support.claim_ids.clone(),
+        strength: support.strength,
+        verified_strength: support.verified_strength,
+    })
+}

@@ -1,0 +1,426 @@
+//! The research and synthesis rails: add-evidence, add-external-evidence, add-claim,
+//! freeze-research, validate, and show.
+//!
+//! Invariant: each rail loads the run, refuses a stale run or a tampered frozen file,
+//! checks the lifecycle state, and only then writes — atomically, under the run lock.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::claim::RawClaim;
+use super::error::CaseError;
+use super::evidence::{EvidenceArtifact, EvidenceRequest, acquire, acquire_external};
+use super::lifecycle::{Lifecycle, State, now};
+use super::proposal::parse_proposal;
+use super::rail::with_rail;
+use super::research::{ClaimInput, ResearchRecord, admit_claim, stage_one};
+use super::run::Run;
+use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
+use super::validate::{Inputs, ValidationRecord, run_checks, verdict};
+use super::verify::{current_world, staleness};
+
+pub const RESEARCH_RECORD: &str = "research";
+pub const VALIDATION_RECORD: &str = "proposalValidation";
+
+/// Loads a run and refuses it when stale: its outputs must never be consumed.
+pub fn load_current(run_dir: &Path) -> Result<Run, CaseError> {
+    let run = Run::load(run_dir)?;
+    let current = current_world(
+        Path::new(&run.doc.inputs.air),
+        Path::new(&run.doc.inputs.repository),
+    );
+    let stale = staleness(&run.doc, &current);
+    if !stale.is_empty() {
+        return Err(CaseError::Stale {
+            run: run_dir.display().to_string(),
+            fields: stale,
+        });
+    }
+    Ok(run)
+}
+
+fn require_state(lc: &Lifecycle, rail: &'static str, allowed: &[State]) -> Result<(), CaseError> {
+    if allowed.contains(&lc.state) {
+        return Ok(());
+    }
+    Err(CaseError::Transition {
+        reason: format!(
+            "`{rail}` needs the run in state {}, but it is {}",
+            allowed
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+            lc.state
+        ),
+    })
+}
+
+/// Loads run + lifecycle for a rail and checks state and frozen hashes.
+fn prepare(
+    run_dir: &Path,
+    rail: &'static str,
+    allowed: &[State],
+) -> Result<(Run, Lifecycle), CaseError> {
+    let run = load_current(run_dir)?;
+    let lc = Lifecycle::load(run_dir)?;
+    store::check_frozen(run_dir, &lc)?;
+    require_state(&lc, rail, allowed)?;
+    Ok((run, lc))
+}
+
+/// `add-evidence`: read a repository coordinate and freeze it as an artifact.
+pub fn add_evidence(
+    run_dir: &Path,
+    req: &EvidenceRequest,
+    key: Option<&str>,
+) -> Result<EvidenceArtifact, CaseError> {
+    let body = json!({"path": req.path, "startLine": req.start_line, "endLine": req.end_line});
+    with_rail(run_dir, "add-evidence", key, &body, |_| {
+        let (run, _) = prepare(run_dir, "add-evidence", &[State::Open])?;
+        let policy = &run.doc.policy;
+        let artifact = acquire(
+            Path::new(&run.doc.inputs.repository),
+            &run.doc.identity.source_revision,
+            &policy.inspect_scopes,
+            &policy.contract.admissible_kinds,
+            req,
+            &now(),
+        )?;
+        store_artifact(run_dir, artifact)
+    })
+}
+
+/// `add-external-evidence`: record a caller-supplied excerpt, always unverified.
+pub fn add_external_evidence(
+    run_dir: &Path,
+    source: &str,
+    uri: &str,
+    excerpt: &str,
+    key: Option<&str>,
+) -> Result<EvidenceArtifact, CaseError> {
+    let body = json!({"source": source, "uri": uri, "excerptHash": crate::canon::bytes_hash(excerpt.as_bytes())});
+    with_rail(run_dir, "add-external-evidence", key, &body, |_| {
+        let (run, _) = prepare(run_dir, "add-external-evidence", &[State::Open])?;
+        let artifact = acquire_external(
+            source,
+            uri,
+            excerpt,
+            &run.doc.policy.contract.admissible_kinds,
+            &now(),
+        )?;
+        store_artifact(run_dir, artifact)
+    })
+}
+
+fn store_artifact(
+    run_dir: &Path,
+    artifact: EvidenceArtifact,
+) -> Result<EvidenceArtifact, CaseError> {
+    let mut doc = store::evidence(run_dir)?;
+    // The same coordinate with the same bytes is the same artifact: keep the first.
+    if let Some(existing) = doc.get(&artifact.id) {
+        return Ok(existing.clone());
+    }
+    doc.insert(artifact.clone());
+    store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
+    Ok(artifact)
+}
+
+/// `add-claim` from a JSON body, parsed strictly (an `excerpt` field is refused).
+pub fn add_claim_json(
+    run_dir: &Path,
+    body: &Value,
+    key: Option<&str>,
+) -> Result<RawClaim, CaseError> {
+    let input: ClaimInput = crate::json_path::deserialize(body.clone()).map_err(|e| {
+        let kind = if e.message.starts_with("unknown field") {
+            super::proposal::DocErrorKind::UnknownField
+        } else {
+            super::proposal::DocErrorKind::Shape
+        };
+        super::proposal::DocError::new("add-claim", &e.path, kind, e.message)
+    })?;
+    add_claim(run_dir, input, key)
+}
+
+/// `add-claim`: an atomic claim over existing artifacts, in the skill's vocabulary.
+pub fn add_claim(
+    run_dir: &Path,
+    input: ClaimInput,
+    key: Option<&str>,
+) -> Result<RawClaim, CaseError> {
+    let body = serde_json::to_value(&input).unwrap_or(Value::Null);
+    with_rail(run_dir, "add-claim", key, &body, |_| {
+        let (run, _) = prepare(run_dir, "add-claim", &[State::Open])?;
+        let evidence = store::evidence(run_dir)?;
+        let claim = admit_claim(input, &run.doc, &evidence)?;
+        let mut doc = store::claims(run_dir)?;
+        if let Some(existing) = doc.claims.iter().find(|c| c.id == claim.id) {
+            return Ok(existing.clone());
+        }
+        doc.claims.push(claim.clone());
+        store::write_doc(run_dir, CLAIMS_JSON, &doc)?;
+        Ok(claim)
+    })
+}
+
+/// `freeze-research`: hash evidence.json and claims.json into lifecycle.json and run
+/// stage 1. Hand-written documents are checked here exactly like rail-produced ones.
+pub fn freeze_research(run_dir: &Path, key: Option<&str>) -> Result<ResearchRecord, CaseError> {
+    with_rail(run_dir, "freeze-research", key, &json!({}), |_| {
+        let (run, mut lc) = prepare(run_dir, "freeze-research", &[State::Open])?;
+        store::ensure_output_dir(run_dir)?;
+        let evidence = store::evidence(run_dir)?;
+        let claims = store::claims(run_dir)?;
+        verify_artifacts(&run, &evidence)?;
+        // Materialise empty documents so the freeze hashes real files.
+        if store::file_hash(run_dir, EVIDENCE_JSON)?.is_none() {
+            store::write_doc(run_dir, EVIDENCE_JSON, &evidence)?;
+        }
+        if store::file_hash(run_dir, CLAIMS_JSON)?.is_none() {
+            store::write_doc(run_dir, CLAIMS_JSON, &claims)?;
+        }
+        let record = stage_one(&run.doc, &evidence, &claims, &now());
+        store::freeze(run_dir, &mut lc, EVIDENCE_JSON)?;
+        store::freeze(run_dir, &mut lc, CLAIMS_JSON)?;
+        lc.records.insert(
+            RESEARCH_RECORD.into(),
+            serde_json::to_value(&record).unwrap_or(Value::Null),
+        );
+        lc.advance(State::ResearchFrozen, "freeze-research", &now())
+            .map_err(|reason| CaseError::Transition { reason })?;
+        lc.save(run_dir)?;
+        Ok(record)
+    })
+}
+
+/// Every artifact in evidence.json must be what the engine would have produced: a local
+/// artifact's bytes are re-read from the repository, and every id must derive from its
+/// coordinate. A hand-written "verified" excerpt therefore cannot survive the freeze.
+pub fn verify_artifacts(
+    run: &Run,
+    evidence: &super::evidence::EvidenceDoc,
+) -> Result<(), CaseError> {
+    let repo = Path::new(&run.doc.inputs.repository);
+    for a in &evidence.artifacts {
+        if a.expected_id().as_deref() != Some(a.id.as_str()) {
+            return Err(CaseError::Rail {
+                rail: "freeze-research",
+                kind: "forged_artifact",
+                reason: format!("artifact `{}` does not derive from its coordinate", a.id),
+            });
+        }
+        if a.is_local() {
+            super::evidence::reverify(repo, a)?;
+        } else if a.is_verified() {
+            return Err(CaseError::Rail {
+                rail: "freeze-research",
+                kind: "forged_artifact",
+                reason: format!("external artifact `{}` claims to be verified", a.id),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The inputs of validation, loaded from a run whose research is frozen.
+pub struct Frozen {
+    pub run: Run,
+    pub evidence: super::evidence::EvidenceDoc,
+    pub claims: super::research::ClaimsDoc,
+    pub research: ResearchRecord,
+}
+
+pub fn load_frozen(run: Run, lc: &Lifecycle) -> Result<Frozen, CaseError> {
+    let research: ResearchRecord =
+        lc.record(RESEARCH_RECORD)
+            .ok_or_else(|| CaseError::Corrupt {
+                file: run.dir.join(super::run::LIFECYCLE_JSON),
+                field: "records.research".into(),
+                reason: "research is not frozen".into(),
+            })?;
+    Ok(Frozen {
+        evidence: store::evidence(&run.dir)?,
+        claims: store::claims(&run.dir)?,
+        research,
+        run,
+    })
+}
+
+/// Parses the proposal and runs the checks, writing nothing.
+pub fn evaluate(frozen: &Frozen) -> Result<ValidationRecord, CaseError> {
+    let dir = &frozen.run.dir;
+    let bytes = std::fs::read(dir.join(PROPOSAL_JSON)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => CaseError::Rail {
+            rail: "validate",
+            kind: "missing_output",
+            reason: format!("`{PROPOSAL_JSON}` does not exist: write the proposal first"),
+        },
+        _ => CaseError::io("read", dir.join(PROPOSAL_JSON))(e),
+    })?;
+    let proposal = parse_proposal(&bytes, &frozen.run.doc, PROPOSAL_JSON)?;
+    let checks = run_checks(&Inputs {
+        case: &frozen.run.doc,
+        evidence: &frozen.evidence,
+        claims: &frozen.claims,
+        research: &frozen.research,
+        proposal: &proposal,
+    });
+    Ok(ValidationRecord {
+        verdict: verdict(&checks),
+        proposal_hash: crate::canon::bytes_hash(&bytes),
+        checks,
+        at: now(),
+    })
+}
+
+/// The review copy of a validation record, as written to critique.json.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Critique {
+    pub format: String,
+    pub format_version: u32,
+    pub review: Review,
+    pub verdict: super::validate::Verdict,
+    pub proposal_hash: String,
+    pub checks: Vec<super::validate::CheckResult>,
+    pub at: String,
+}
+
+impl Critique {
+    /// The self-review copy of a validation record.
+    pub fn of(record: &ValidationRecord, review: Review) -> Critique {
+        Critique {
+            format: "anvil-critique".into(),
+            format_version: 1,
+            review,
+            verdict: record.verdict,
+            proposal_hash: record.proposal_hash.clone(),
+            checks: record.checks.clone(),
+            at: record.at.clone(),
+        }
+    }
+
+    /// True when this copy says what the authoritative record says.
+    pub fn agrees_with(&self, record: &ValidationRecord) -> bool {
+        self.verdict == record.verdict
+            && self.proposal_hash == record.proposal_hash
+            && self.checks == record.checks
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Review {
+    /// The same process that proposed also reviewed.
+    #[serde(rename = "self")]
+    SelfReview,
+    /// A separate process without the investigator's transcript reviewed.
+    Independent,
+}
+
+/// `validate`: freeze the proposal, run the checks, record the authoritative verdict in
+/// lifecycle.json and a review copy in critique.json. `dry_run` writes nothing.
+pub fn validate(
+    run_dir: &Path,
+    key: Option<&str>,
+    dry_run: bool,
+) -> Result<ValidationRecord, CaseError> {
+    if dry_run {
+        let (run, lc) = prepare(run_dir, "validate", &[State::ResearchFrozen])?;
+        return evaluate(&load_frozen(run, &lc)?);
+    }
+    with_rail(run_dir, "validate", key, &json!({}), |_| {
+        let (run, mut lc) = prepare(run_dir, "validate", &[State::ResearchFrozen])?;
+        let frozen = load_frozen(run, &lc)?;
+        let record = evaluate(&frozen)?;
+        store::freeze(run_dir, &mut lc, PROPOSAL_JSON)?;
+        lc.records.insert(
+            VALIDATION_RECORD.into(),
+            serde_json::to_value(&record).unwrap_or(Value::Null),
+        );
+        lc.advance(State::ProposalFrozen, "validate", &now())
+            .map_err(|reason| CaseError::Transition { reason })?;
+        store::write_doc(
+            run_dir,
+            CRITIQUE_JSON,
+            &Critique::of(&record, Review::SelfReview),
+        )?;
+        lc.save(run_dir)?;
+        Ok(record)
+    })
+}
+
+/// What `case show` reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShowReport {
+    pub format: &'static str,
+    pub format_version: u32,
+    pub run: String,
+    pub case_key: String,
+    pub run_id: String,
+    pub target: String,
+    pub skill: String,
+    pub state: State,
+    pub frozen: std::collections::BTreeMap<String, String>,
+    pub tampered: Option<String>,
+    pub stale: Vec<super::verify::StaleField>,
+    pub status: Option<Value>,
+    pub verdict: Option<Value>,
+    pub next: Vec<&'static str>,
+}
+
+/// `show`: state, stage hashes, status, staleness and the next legal rails.
+pub fn show(run_dir: &Path) -> Result<ShowReport, CaseError> {
+    let run = Run::load(run_dir)?;
+    let lc = Lifecycle::load(run_dir)?;
+    let current = current_world(
+        Path::new(&run.doc.inputs.air),
+        Path::new(&run.doc.inputs.repository),
+    );
+    let result: Option<Value> = store::read_doc(run_dir, RESULT_JSON).ok().flatten();
+    let next = match lc.state {
+        State::Open => vec![
+            "add-evidence",
+            "add-external-evidence",
+            "add-claim",
+            "freeze-research",
+            "finalize (decline)",
+        ],
+        State::ResearchFrozen => vec![
+            "validate (after writing output/proposal.json)",
+            "finalize (decline or supported)",
+        ],
+        State::ProposalFrozen => vec!["finalize"],
+        State::Finalized => vec!["close"],
+        State::Closed => vec![],
+    };
+    Ok(ShowReport {
+        format: "anvil-show",
+        format_version: 1,
+        run: run_dir.display().to_string(),
+        case_key: run.doc.identity.case_key.to_string(),
+        run_id: run.doc.identity.run_id.to_string(),
+        target: run.doc.target.key.to_string(),
+        skill: format!(
+            "{}@{}",
+            run.doc.identity.skill, run.doc.identity.skill_version
+        ),
+        tampered: store::check_frozen(run_dir, &lc)
+            .err()
+            .map(|e| e.to_string()),
+        stale: staleness(&run.doc, &current),
+        status: result.as_ref().and_then(|r| r.get("status").cloned()),
+        verdict: lc
+            .records
+            .get(VALIDATION_RECORD)
+            .and_then(|v| v.get("verdict").cloned()),
+        state: lc.state,
+        frozen: lc.frozen,
+        next,
+    })
+}

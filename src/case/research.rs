@@ -1,0 +1,303 @@
+//! Claims and stage 1: the claims document, claim intake, and the frozen research record.
+//!
+//! Invariant: a claim's predicate is in the skill's vocabulary, it cites artifacts that
+//! exist, and it carries no excerpt. Stage 1 marks failing claims rejected with a reason,
+//! never drops them, and records every conflict; strength never settles a conflict.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::claim::RawClaim;
+use super::doc::CaseDoc;
+use super::evidence::{EvidenceArtifact, EvidenceDoc};
+use super::proposal::{DocError, DocErrorKind, is_claim_id};
+
+pub const CLAIMS_FORMAT: &str = "anvil-claims";
+pub const CLAIMS_FORMAT_VERSION: u32 = 1;
+
+/// `output/claims.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimsDoc {
+    pub format: String,
+    pub format_version: u32,
+    pub claims: Vec<RawClaim>,
+}
+
+impl ClaimsDoc {
+    pub fn empty() -> ClaimsDoc {
+        ClaimsDoc {
+            format: CLAIMS_FORMAT.into(),
+            format_version: CLAIMS_FORMAT_VERSION,
+            claims: vec![],
+        }
+    }
+}
+
+/// The body of an add-claim request (strict: an `excerpt` or any other field is refused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimInput {
+    pub predicate: String,
+    pub value: Value,
+    pub artifact_ids: Vec<String>,
+    #[serde(default = "default_confidence")]
+    pub confidence: f64,
+}
+
+fn default_confidence() -> f64 {
+    1.0
+}
+
+/// The id of a claim: derived from its content, so the same claim is never stored twice.
+pub fn claim_id(predicate: &str, value: &Value, artifact_ids: &[String]) -> String {
+    let mut ids: Vec<&String> = artifact_ids.iter().collect();
+    ids.sort();
+    let hash = crate::canon::canonical_hash(&serde_json::json!({
+        "predicate": predicate, "value": value, "artifactIds": ids,
+    }));
+    format!("cl-{}", &hash["sha256:".len().."sha256:".len() + 24])
+}
+
+/// Checks one claim against the case and the evidence. Returns every reason it fails.
+pub fn claim_problems(claim: &RawClaim, case: &CaseDoc, evidence: &EvidenceDoc) -> Vec<String> {
+    let contract = &case.policy.contract;
+    let mut problems = Vec::new();
+    if !contract
+        .all_predicates()
+        .contains(&claim.predicate.as_str())
+    {
+        problems.push(format!(
+            "predicate `{}` is outside the skill's vocabulary ({})",
+            claim.predicate,
+            contract.all_predicates().join(", ")
+        ));
+    }
+    if !claim.confidence.is_finite() || !(0.0..=1.0).contains(&claim.confidence) {
+        problems.push(format!("confidence {} is outside [0, 1]", claim.confidence));
+    }
+    if claim.artifact_ids.is_empty() {
+        problems.push("cites no artifact".into());
+    }
+    for id in &claim.artifact_ids {
+        match evidence.get(id) {
+            None => problems.push(format!("artifact `{id}` does not exist")),
+            Some(a) if !contract.admissible_kinds.contains(&a.kind) => problems.push(format!(
+                "artifact `{id}` is of inadmissible kind {}",
+                a.kind
+            )),
+            Some(_) => {}
+        }
+    }
+    if let Some(field) = contract.field_for_predicate(&claim.predicate)
+        && let Some(constraint) = contract.value_constraints.get(field)
+        && !constraint.admits(&claim.value)
+    {
+        problems.push(format!(
+            "value {} is not admissible for `{field}`: expected {}",
+            claim.value,
+            constraint.describe()
+        ));
+    }
+    problems
+}
+
+/// Validates a claim request into a stored claim (the rail's check; freeze checks again).
+pub fn admit_claim(
+    input: ClaimInput,
+    case: &CaseDoc,
+    evidence: &EvidenceDoc,
+) -> Result<RawClaim, DocError> {
+    let claim = RawClaim {
+        id: claim_id(&input.predicate, &input.value, &input.artifact_ids),
+        predicate: input.predicate,
+        value: input.value,
+        artifact_ids: input.artifact_ids,
+        confidence: input.confidence,
+    };
+    let problems = claim_problems(&claim, case, evidence);
+    if let Some(first) = problems.first() {
+        let field = if first.starts_with("predicate") {
+            "predicate"
+        } else if first.starts_with("confidence") {
+            "confidence"
+        } else if first.starts_with("value") {
+            "value"
+        } else {
+            "artifactIds"
+        };
+        let kind = match field {
+            "confidence" => DocErrorKind::Confidence,
+            "value" => DocErrorKind::Value,
+            "predicate" => DocErrorKind::Boundary,
+            _ => DocErrorKind::Grounding,
+        };
+        return Err(DocError::new("add-claim", field, kind, problems.join("; ")));
+    }
+    Ok(claim)
+}
+
+/// Stage-1 verdict on one claim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimVerdict {
+    pub id: String,
+    pub status: ClaimStatus,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatus {
+    Accepted,
+    Rejected,
+}
+
+/// The aggregate support for one value of one output predicate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ValueSupport {
+    pub predicate: String,
+    pub value: Value,
+    pub claim_ids: Vec<String>,
+    pub strength: f64,
+    pub verified_strength: f64,
+    pub meets_minimum: bool,
+}
+
+/// Two or more values asserted by accepted claims on one output predicate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Conflict {
+    pub predicate: String,
+    pub values: Vec<ValueSupport>,
+}
+
+/// The stage-1 record written into lifecycle.json at freeze-research.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResearchRecord {
+    pub claims: Vec<ClaimVerdict>,
+    pub values: Vec<ValueSupport>,
+    pub conflicts: Vec<Conflict>,
+    pub at: String,
+}
+
+impl ResearchRecord {
+    pub fn accepted(&self, id: &str) -> bool {
+        self.claims
+            .iter()
+            .any(|c| c.id == id && c.status == ClaimStatus::Accepted)
+    }
+
+    pub fn conflict_on(&self, predicate: &str) -> Option<&Conflict> {
+        self.conflicts.iter().find(|c| c.predicate == predicate)
+    }
+}
+
+/// Noisy-or strength of a set of artifacts: distinct sources count once each (one file, or
+/// one external uri, however many excerpts of it are cited; the strongest excerpt counts).
+pub fn aggregate_strength<'a>(artifacts: impl IntoIterator<Item = &'a EvidenceArtifact>) -> f64 {
+    let mut per_source: BTreeMap<String, f64> = BTreeMap::new();
+    for a in artifacts {
+        let source = match &a.path {
+            Some(path) => format!("file:{path}"),
+            None => format!("uri:{}", a.uri),
+        };
+        let s = a.kind.strength();
+        let e = per_source.entry(source).or_insert(0.0);
+        if s > *e {
+            *e = s;
+        }
+    }
+    let miss: f64 = per_source.values().map(|s| 1.0 - s).product();
+    // Round so that 1 − (1 − 0.9) is 0.9, not 0.9000000000000001.
+    ((1.0 - miss) * 1e9).round() / 1e9
+}
+
+/// Artifacts cited by the given claims (deduplicated by id).
+pub fn cited<'a>(claims: &[&RawClaim], evidence: &'a EvidenceDoc) -> Vec<&'a EvidenceArtifact> {
+    let ids: BTreeSet<&String> = claims.iter().flat_map(|c| c.artifact_ids.iter()).collect();
+    ids.into_iter().filter_map(|id| evidence.get(id)).collect()
+}
+
+/// Stage 1 over the deposited claims and evidence.
+pub fn stage_one(
+    case: &CaseDoc,
+    evidence: &EvidenceDoc,
+    claims: &ClaimsDoc,
+    at: &str,
+) -> ResearchRecord {
+    let contract = &case.policy.contract;
+    let mut verdicts = Vec::new();
+    let mut accepted: Vec<&RawClaim> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for claim in &claims.claims {
+        let mut reasons = claim_problems(claim, case, evidence);
+        if !is_claim_id(&claim.id) {
+            reasons.push(format!("`{}` is not a claim id", claim.id));
+        }
+        if !seen.insert(claim.id.clone()) {
+            reasons.push(format!("duplicate claim id `{}`", claim.id));
+        }
+        let status = if reasons.is_empty() {
+            accepted.push(claim);
+            ClaimStatus::Accepted
+        } else {
+            ClaimStatus::Rejected
+        };
+        verdicts.push(ClaimVerdict {
+            id: claim.id.clone(),
+            status,
+            reasons,
+        });
+    }
+    let mut values: Vec<ValueSupport> = Vec::new();
+    for predicate in contract.output_predicates() {
+        let mut by_value: Vec<(Value, Vec<&RawClaim>)> = Vec::new();
+        for claim in accepted.iter().filter(|c| c.predicate == predicate) {
+            match by_value.iter_mut().find(|(v, _)| v == &claim.value) {
+                Some((_, list)) => list.push(claim),
+                None => by_value.push((claim.value.clone(), vec![claim])),
+            }
+        }
+        for (value, list) in by_value {
+            let arts = cited(&list, evidence);
+            let strength = aggregate_strength(arts.iter().copied());
+            let verified_strength =
+                aggregate_strength(arts.iter().copied().filter(|a| a.is_verified()));
+            values.push(ValueSupport {
+                predicate: predicate.to_string(),
+                value,
+                claim_ids: list.iter().map(|c| c.id.clone()).collect(),
+                strength,
+                verified_strength,
+                meets_minimum: strength >= contract.minimum_strength,
+            });
+        }
+    }
+    let conflicts = contract
+        .output_predicates()
+        .into_iter()
+        .filter_map(|p| {
+            let vs: Vec<ValueSupport> = values
+                .iter()
+                .filter(|v| v.predicate == p)
+                .cloned()
+                .collect();
+            (vs.len() > 1).then(|| Conflict {
+                predicate: p.to_string(),
+                values: vs,
+            })
+        })
+        .collect();
+    ResearchRecord {
+        claims: verdicts,
+        values,
+        conflicts,
+        at: at.to_string(),
+    }
+}

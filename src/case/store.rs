@@ -1,0 +1,125 @@
+//! Reading and writing a run's output documents, and tamper detection on frozen files.
+//!
+//! Invariant: a frozen file whose bytes no longer hash to the value recorded in
+//! lifecycle.json is never read as if it were valid: every rail refuses with a tamper
+//! error naming it.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::error::CaseError;
+use super::evidence::EvidenceDoc;
+use super::lifecycle::Lifecycle;
+use super::proposal::DocError;
+use super::research::ClaimsDoc;
+use super::run::OUTPUT_DIR;
+
+pub const EVIDENCE_JSON: &str = "output/evidence.json";
+pub const CLAIMS_JSON: &str = "output/claims.json";
+pub const PROPOSAL_JSON: &str = "output/proposal.json";
+pub const CRITIQUE_JSON: &str = "output/critique.json";
+pub const RESULT_JSON: &str = "output/result.json";
+pub const TESTS_JSON: &str = "output/tests.json";
+
+/// Reads a strict JSON document from the run; `None` when the file does not exist.
+pub fn read_doc<T: DeserializeOwned>(run_dir: &Path, rel: &str) -> Result<Option<T>, CaseError> {
+    let path = run_dir.join(rel);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(CaseError::io("read", path)(e)),
+    };
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| DocError::new(rel, ".", super::proposal::DocErrorKind::Syntax, "not UTF-8"))?;
+    let doc = crate::json_path::from_str(text).map_err(|e| {
+        let kind = if e.message.starts_with("unknown field") {
+            super::proposal::DocErrorKind::UnknownField
+        } else if e.message.starts_with("not valid JSON") {
+            super::proposal::DocErrorKind::Syntax
+        } else {
+            super::proposal::DocErrorKind::Shape
+        };
+        DocError::new(rel, &e.path, kind, e.message)
+    })?;
+    Ok(Some(doc))
+}
+
+pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(), CaseError> {
+    let path = run_dir.join(rel);
+    if let Some(parent) = path.parent()
+        && !parent.is_dir()
+    {
+        std::fs::create_dir_all(parent).map_err(CaseError::io("create", parent))?;
+    }
+    crate::fsio::write_json_atomic(&path, doc).map_err(CaseError::io("write", path))
+}
+
+pub fn evidence(run_dir: &Path) -> Result<EvidenceDoc, CaseError> {
+    let doc: EvidenceDoc = read_doc(run_dir, EVIDENCE_JSON)?.unwrap_or_else(EvidenceDoc::empty);
+    doc.check_format()?;
+    Ok(doc)
+}
+
+pub fn claims(run_dir: &Path) -> Result<ClaimsDoc, CaseError> {
+    let doc: ClaimsDoc = read_doc(run_dir, CLAIMS_JSON)?.unwrap_or_else(ClaimsDoc::empty);
+    if doc.format != super::research::CLAIMS_FORMAT
+        || doc.format_version != super::research::CLAIMS_FORMAT_VERSION
+    {
+        return Err(DocError::new(
+            CLAIMS_JSON,
+            "formatVersion",
+            super::proposal::DocErrorKind::Format,
+            format!(
+                "expected {} v{}",
+                super::research::CLAIMS_FORMAT,
+                super::research::CLAIMS_FORMAT_VERSION
+            ),
+        )
+        .into());
+    }
+    Ok(doc)
+}
+
+/// `sha256:` of a run file's bytes, or `None` when absent.
+pub fn file_hash(run_dir: &Path, rel: &str) -> Result<Option<String>, CaseError> {
+    let path = run_dir.join(rel);
+    match std::fs::read(&path) {
+        Ok(b) => Ok(Some(crate::canon::bytes_hash(&b))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CaseError::io("read", path)(e)),
+    }
+}
+
+/// Records the current hash of `rel` as frozen.
+pub fn freeze(run_dir: &Path, lifecycle: &mut Lifecycle, rel: &str) -> Result<(), CaseError> {
+    let hash = file_hash(run_dir, rel)?.ok_or_else(|| CaseError::Rail {
+        rail: "freeze",
+        kind: "missing_output",
+        reason: format!("`{rel}` does not exist"),
+    })?;
+    lifecycle.frozen.insert(rel.to_string(), hash);
+    Ok(())
+}
+
+/// Refuses when any frozen file changed or disappeared.
+pub fn check_frozen(run_dir: &Path, lifecycle: &Lifecycle) -> Result<(), CaseError> {
+    for (rel, frozen) in &lifecycle.frozen {
+        let now = file_hash(run_dir, rel)?.unwrap_or_else(|| "(deleted)".into());
+        if &now != frozen {
+            return Err(CaseError::Tamper {
+                file: rel.clone(),
+                frozen: frozen.clone(),
+                now,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Makes sure `output/` exists (a hand-written run may have removed it).
+pub fn ensure_output_dir(run_dir: &Path) -> Result<(), CaseError> {
+    let dir = run_dir.join(OUTPUT_DIR);
+    std::fs::create_dir_all(&dir).map_err(CaseError::io("create", dir))
+}

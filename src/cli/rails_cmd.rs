@@ -1,0 +1,307 @@
+//! The rail subcommands of `case`: add-evidence, add-external-evidence, add-claim,
+//! freeze-research, validate, finalize, show.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::case::evidence::EvidenceRequest;
+use crate::case::finalize::{Status, finalize};
+use crate::case::rails;
+use crate::case::research::ClaimInput;
+use crate::case::validate::Verdict;
+use crate::exit;
+
+#[derive(Debug, Args)]
+pub struct Common {
+    /// The run directory (`.` from inside it).
+    pub run: PathBuf,
+    /// A key that makes the call idempotent: the same key and body replay the saved
+    /// outcome; the same key with another body is a conflict (exit 3).
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
+    /// Print a JSON object instead of the plain result.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AddEvidenceArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Repository-relative path of the source.
+    #[arg(long, value_name = "PATH")]
+    pub path: String,
+    /// First line (1-based, inclusive); with --end-line. Default: the whole file.
+    #[arg(long, value_name = "N", requires = "end_line")]
+    pub start_line: Option<u32>,
+    /// Last line (inclusive).
+    #[arg(long, value_name = "M", requires = "start_line")]
+    pub end_line: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct AddExternalArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Where the excerpt comes from (e.g. `vendor-docs`).
+    #[arg(long, value_name = "S")]
+    pub source: String,
+    /// The excerpt's address.
+    #[arg(long, value_name = "U")]
+    pub uri: String,
+    /// A file holding the excerpt text.
+    #[arg(long, value_name = "F")]
+    pub excerpt_file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct AddClaimArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// One of the skill's output or supporting predicates.
+    #[arg(long, value_name = "P")]
+    pub predicate: String,
+    /// The asserted value as JSON (`"s"`, `true`, `"Amount in cents"`).
+    #[arg(long, value_name = "JSON")]
+    pub value: String,
+    /// An artifact id the claim rests on (repeatable).
+    #[arg(long = "artifact", value_name = "ID", required = true)]
+    pub artifacts: Vec<String>,
+    /// Confidence in [0, 1].
+    #[arg(long, value_name = "X", default_value_t = 1.0)]
+    pub confidence: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Run the checks and print the verdict without freezing or recording anything.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FinalizeArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The honest outcome: proposal_generated, supported, conflicted, insufficient_evidence,
+    /// blocked_by_missing_source. Default: proposal_generated after a passing validation.
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
+    /// Why (recorded in result.json).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run directory.
+    pub run: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn done<T: Serialize>(json: bool, value: &T, plain: impl FnOnce(&T)) -> u8 {
+    if json {
+        super::print_json(value);
+    } else {
+        plain(value);
+    }
+    exit::OK
+}
+
+pub fn add_evidence(a: AddEvidenceArgs) -> u8 {
+    let req = EvidenceRequest {
+        path: a.path,
+        start_line: a.start_line,
+        end_line: a.end_line,
+    };
+    match rails::add_evidence(&a.common.run, &req, a.common.idempotency_key.as_deref()) {
+        Ok(art) => done(a.common.json, &art, |art| println!("{}", art.id)),
+        Err(e) => super::fail(&e, a.common.json),
+    }
+}
+
+pub fn add_external(a: AddExternalArgs) -> u8 {
+    let excerpt = match std::fs::read_to_string(&a.excerpt_file) {
+        Ok(t) => t,
+        Err(source) => {
+            let e = crate::case::CaseError::Io {
+                action: "read",
+                path: a.excerpt_file.clone(),
+                source,
+            };
+            return super::fail(&e, a.common.json);
+        }
+    };
+    match rails::add_external_evidence(
+        &a.common.run,
+        &a.source,
+        &a.uri,
+        &excerpt,
+        a.common.idempotency_key.as_deref(),
+    ) {
+        Ok(art) => done(a.common.json, &art, |art| println!("{}", art.id)),
+        Err(e) => super::fail(&e, a.common.json),
+    }
+}
+
+pub fn add_claim(a: AddClaimArgs) -> u8 {
+    let value = match serde_json::from_str(&a.value) {
+        Ok(v) => v,
+        Err(err) => {
+            let e = crate::case::CaseError::Document(crate::case::proposal::DocError::new(
+                "add-claim",
+                "value",
+                crate::case::proposal::DocErrorKind::Syntax,
+                format!(
+                    "`{}` is not JSON ({err}); quote strings: --value '\"s\"'",
+                    a.value
+                ),
+            ));
+            return super::fail(&e, a.common.json);
+        }
+    };
+    let input = ClaimInput {
+        predicate: a.predicate,
+        value,
+        artifact_ids: a.artifacts,
+        confidence: a.confidence,
+    };
+    match rails::add_claim(&a.common.run, input, a.common.idempotency_key.as_deref()) {
+        Ok(claim) => done(a.common.json, &claim, |c| println!("{}", c.id)),
+        Err(e) => super::fail(&e, a.common.json),
+    }
+}
+
+pub fn freeze_research(a: Common) -> u8 {
+    match rails::freeze_research(&a.run, a.idempotency_key.as_deref()) {
+        Ok(record) => done(a.json, &record, |r| {
+            let accepted = r
+                .claims
+                .iter()
+                .filter(|c| c.status == crate::case::research::ClaimStatus::Accepted)
+                .count();
+            println!(
+                "research frozen: {accepted} claim(s) accepted, {} rejected, {} conflict(s)",
+                r.claims.len() - accepted,
+                r.conflicts.len()
+            );
+            for c in r.claims.iter().filter(|c| !c.reasons.is_empty()) {
+                println!("  rejected {}: {}", c.id, c.reasons.join("; "));
+            }
+            for v in &r.values {
+                println!(
+                    "  {} = {} (strength {}, verified {})",
+                    v.predicate, v.value, v.strength, v.verified_strength
+                );
+            }
+        }),
+        Err(e) => super::fail(&e, a.json),
+    }
+}
+
+pub fn validate(a: ValidateArgs) -> u8 {
+    match rails::validate(
+        &a.common.run,
+        a.common.idempotency_key.as_deref(),
+        a.dry_run,
+    ) {
+        Ok(record) => {
+            done(a.common.json, &record, |r| {
+                let verdict = if r.verdict == Verdict::Pass {
+                    "pass"
+                } else {
+                    "fail"
+                };
+                println!(
+                    "verdict: {verdict}{}",
+                    if a.dry_run {
+                        " (dry run, nothing recorded)"
+                    } else {
+                        ""
+                    }
+                );
+                for c in &r.checks {
+                    println!(
+                        "  {} {}: {}",
+                        if c.passed { "ok  " } else { "FAIL" },
+                        c.id,
+                        c.detail
+                    );
+                }
+            });
+            if record.verdict == Verdict::Pass {
+                exit::OK
+            } else {
+                exit::REJECTED
+            }
+        }
+        Err(e) => super::fail(&e, a.common.json),
+    }
+}
+
+pub fn finalize_cmd(a: FinalizeArgs) -> u8 {
+    let status = match a.status.as_deref().map(|s| (s, Status::parse(s))) {
+        None => None,
+        Some((_, Some(st))) => Some(st),
+        Some((raw, None)) => {
+            let e = crate::case::CaseError::Rail {
+                rail: "finalize",
+                kind: "unknown_status",
+                reason: format!(
+                    "`{raw}` is not a status; use one of {}",
+                    Status::ALL.map(|s| s.as_str()).join(", ")
+                ),
+            };
+            return super::fail(&e, a.common.json);
+        }
+    };
+    match finalize(
+        &a.common.run,
+        status,
+        a.reason.as_deref(),
+        a.common.idempotency_key.as_deref(),
+    ) {
+        Ok(result) => done(a.common.json, &result, |r| println!("{}", r.status)),
+        Err(e) => super::fail(&e, a.common.json),
+    }
+}
+
+pub fn show(a: ShowArgs) -> u8 {
+    match rails::show(&a.run) {
+        Ok(report) => done(a.json, &report, |r| {
+            println!("run {} of case {}", r.run_id, r.case_key);
+            println!("target {} · skill {}", r.target, r.skill);
+            println!("state: {}", r.state);
+            for (file, hash) in &r.frozen {
+                println!("frozen: {file} {hash}");
+            }
+            if let Some(t) = &r.tampered {
+                println!("TAMPERED: {t}");
+            }
+            for s in &r.stale {
+                println!("stale: {s}");
+            }
+            if let Some(v) = &r.verdict {
+                println!("validation: {v}");
+            }
+            if let Some(s) = &r.status {
+                println!("status: {s}");
+            }
+            println!(
+                "next: {}",
+                if r.next.is_empty() {
+                    "nothing (closed)".to_string()
+                } else {
+                    r.next.join(", ")
+                }
+            );
+        }),
+        Err(e) => super::fail(&e, a.json),
+    }
+}
