@@ -32,6 +32,9 @@ pub enum CaseCommand {
     Validate(super::rails_cmd::ValidateArgs),
     /// Write output/result.json with one honest status.
     Finalize(super::rails_cmd::FinalizeArgs),
+    /// Re-verify, re-validate, measure the eval delta and reconcile into auto, review or
+    /// reject; with --apply, write the patched AIR with provenance.
+    Close(super::rails_cmd::CloseArgs),
     /// Lifecycle state, stage hashes, status, staleness and the next legal rail.
     Show(super::rails_cmd::ShowArgs),
 }
@@ -100,6 +103,7 @@ pub fn run(cmd: CaseCommand) -> u8 {
         CaseCommand::Validate(a) => super::rails_cmd::validate(a),
         CaseCommand::Finalize(a) => super::rails_cmd::finalize_cmd(a),
         CaseCommand::Show(a) => super::rails_cmd::show(a),
+        CaseCommand::Close(a) => super::rails_cmd::close(a),
     }
 }
 

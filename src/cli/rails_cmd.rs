@@ -305,3 +305,46 @@ pub fn show(a: ShowArgs) -> u8 {
         Err(e) => super::fail(&e, a.json),
     }
 }
+
+#[derive(Debug, Args)]
+pub struct CloseArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Write the patched AIR (with a provenance entry) to this file. Only an `auto` result,
+    /// or a `review` result with --approved-by, is applied.
+    #[arg(long, value_name = "OUT_AIR")]
+    pub apply: Option<PathBuf>,
+    /// The person approving a `review`-tier result.
+    #[arg(long, value_name = "NAME", requires = "apply")]
+    pub approved_by: Option<String>,
+}
+
+pub fn close(a: CloseArgs) -> u8 {
+    let req = crate::reconcile::CloseRequest {
+        apply: a.apply,
+        approved_by: a.approved_by,
+    };
+    match crate::reconcile::close(&a.common.run, &req, a.common.idempotency_key.as_deref()) {
+        Ok(doc) => done(a.common.json, &doc, |d| {
+            let tier = d.tier.map(|t| t.as_str()).unwrap_or("none");
+            println!("{} · tier {tier}", d.status);
+            for r in &d.reasons {
+                println!("  {r}");
+            }
+            if let Some(e) = &d.escalate {
+                println!("  escalate: {e}");
+            }
+            if let Some(delta) = &d.eval_delta {
+                println!(
+                    "  target deficiency closed: {}; new deficiencies: {}",
+                    delta.target_closed,
+                    delta.new_deficiencies.len()
+                );
+            }
+            if let Some(applied) = &d.applied {
+                println!("  applied to {}", applied.air);
+            }
+        }),
+        Err(e) => super::fail(&e, a.common.json),
+    }
+}
