@@ -17,5 +17,6 @@ pub mod cli;
 pub mod exit;
 pub mod fsio;
 pub mod json_path;
+pub mod reconcile;
 pub mod repo;
 pub mod skill;
