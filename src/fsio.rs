@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename + directory fsync).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    // A bare file name has an empty parent: that is the current directory.
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -6,6 +6,11 @@
 //! * [`skill`] — skill contracts held as data, their vocabularies and policy.
 //! * [`case`] — case keys and immutable runs, `case.json` and its generated views
 //!   (CASE.md, the per-case proposal schema), proposal parsing and binding, lifecycle.
+//! * [`driver`] — the agent process runner (streaming, timeout, cancellation, process-group
+//!   kill) and the child's allowlisted environment.
+//! * [`reconcile`] — close: re-verification, re-validation, the eval delta, approval tiers,
+//!   and application to the AIR with provenance.
+//! * [`demo`] — scripted cases end to end on the bundled example.
 //! * [`cli`] — the command-line interface; `main.rs` only calls [`cli::main`].
 //! * [`canon`], [`fsio`], [`json_path`], [`repo`] — canonical JSON and hashes, atomic
 //!   writes, path-naming deserialisation, repository revision.
@@ -14,6 +19,8 @@ pub mod air;
 pub mod canon;
 pub mod case;
 pub mod cli;
+pub mod driver;
+pub mod demo;
 pub mod exit;
 pub mod fsio;
 pub mod json_path;

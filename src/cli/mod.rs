@@ -37,6 +37,9 @@ pub enum Command {
     Detect(detect_cmd::DetectArgs),
     /// List the built-in skill contracts.
     Skills(detect_cmd::SkillsArgs),
+    /// Run scripted cases end to end on the bundled payments example: open, investigate
+    /// through the rails, validate, finalize, close, and apply what is auto-approved.
+    Demo(detect_cmd::DemoArgs),
     /// Open, inspect and verify case runs.
     #[command(subcommand)]
     Case(Box<case_cmd::CaseCommand>),
@@ -48,6 +51,7 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Detect(args) => detect_cmd::detect(args),
         Command::Skills(args) => detect_cmd::skills(args),
+        Command::Demo(args) => detect_cmd::demo(args),
         Command::Case(cmd) => case_cmd::run(*cmd),
     };
     ExitCode::from(code)

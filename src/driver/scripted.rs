@@ -1,0 +1,160 @@
+//! The scripted driver: an in-process agent that runs a closure over the same rails a real
+//! agent calls, so a whole investigation runs in a test with no process and no LLM.
+//!
+//! Invariant: the script gets no privileged path: every step goes through the public rails
+//! (or writes a file into output/ exactly as a hand-writing agent would).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::case::evidence::EvidenceRequest;
+use crate::case::finalize::{ResultDoc, Status, finalize};
+use crate::case::lifecycle::now;
+use crate::case::rails;
+use crate::case::research::{ClaimInput, ResearchRecord};
+use crate::case::validate::ValidationRecord;
+use crate::case::{CaseDoc, CaseError, Run};
+
+/// The handle a script investigates through.
+pub struct Agent {
+    pub run_dir: PathBuf,
+    pub case: CaseDoc,
+}
+
+impl Agent {
+    pub fn add_evidence(&self, path: &str, lines: Option<(u32, u32)>) -> Result<String, CaseError> {
+        let req = EvidenceRequest {
+            path: path.into(),
+            start_line: lines.map(|l| l.0),
+            end_line: lines.map(|l| l.1),
+        };
+        Ok(rails::add_evidence(&self.run_dir, &req, None)?.id)
+    }
+
+    pub fn add_external(
+        &self,
+        source: &str,
+        uri: &str,
+        excerpt: &str,
+    ) -> Result<String, CaseError> {
+        Ok(rails::add_external_evidence(&self.run_dir, source, uri, excerpt, None)?.id)
+    }
+
+    pub fn add_claim(
+        &self,
+        predicate: &str,
+        value: Value,
+        artifacts: &[&str],
+        confidence: f64,
+    ) -> Result<String, CaseError> {
+        let input = ClaimInput {
+            predicate: predicate.into(),
+            value,
+            artifact_ids: artifacts.iter().map(|s| s.to_string()).collect(),
+            confidence,
+        };
+        Ok(rails::add_claim(&self.run_dir, input, None)?.id)
+    }
+
+    pub fn freeze_research(&self) -> Result<ResearchRecord, CaseError> {
+        rails::freeze_research(&self.run_dir, None)
+    }
+
+    /// Writes `output/proposal.json` setting the skill's (first) writable field to `value`,
+    /// bound to this case, grounded by `claims`.
+    pub fn propose(&self, value: Value, claims: &[&str], rationale: &str) -> Result<(), CaseError> {
+        let field = self
+            .case
+            .policy
+            .contract
+            .writable_fields()
+            .first()
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        let target = self.case.target.key.to_string();
+        let doc = json!({
+            "format": "anvil-proposal", "formatVersion": 1,
+            "skill": self.case.identity.skill, "skillVersion": self.case.identity.skill_version,
+            "deficiency": self.case.task.deficiency, "target": target,
+            "patch": {"target": target, "set": {&field: value}},
+            "grounding": {&field: claims}, "confidence": 0.9, "rationale": rationale,
+        });
+        self.write_output(
+            "proposal.json",
+            &serde_json::to_vec_pretty(&doc).unwrap_or_default(),
+        )
+    }
+
+    /// Writes a file into output/ directly, as an agent without the rails would.
+    pub fn write_output(&self, name: &str, bytes: &[u8]) -> Result<(), CaseError> {
+        let path = self.run_dir.join("output").join(name);
+        crate::fsio::write_atomic(&path, bytes).map_err(CaseError::io("write", path))
+    }
+
+    pub fn validate(&self) -> Result<ValidationRecord, CaseError> {
+        rails::validate(&self.run_dir, None, false)
+    }
+
+    pub fn finalize(
+        &self,
+        status: Option<Status>,
+        reason: Option<&str>,
+    ) -> Result<ResultDoc, CaseError> {
+        finalize(&self.run_dir, status, reason, None)
+    }
+}
+
+/// What a scripted run recorded (written to `execution.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptedExecution {
+    pub format: String,
+    pub format_version: u32,
+    pub driver: String,
+    pub started_at: String,
+    pub ended_at: String,
+    pub error: Option<String>,
+}
+
+/// An in-process driver over a script.
+pub struct ScriptedAgentDriver<F> {
+    pub name: String,
+    script: F,
+}
+
+impl<F> ScriptedAgentDriver<F>
+where
+    F: Fn(&Agent) -> Result<(), CaseError>,
+{
+    pub fn new(name: &str, script: F) -> Self {
+        ScriptedAgentDriver {
+            name: name.into(),
+            script,
+        }
+    }
+
+    /// Runs the script against the run at `run_dir` and records an execution log. A script
+    /// error is recorded and returned.
+    pub fn run(&self, run_dir: &Path) -> Result<ScriptedExecution, CaseError> {
+        let run = Run::load(run_dir)?;
+        let agent = Agent {
+            run_dir: run_dir.to_path_buf(),
+            case: run.doc,
+        };
+        let started_at = now();
+        let outcome = (self.script)(&agent);
+        let record = ScriptedExecution {
+            format: "anvil-execution".into(),
+            format_version: 1,
+            driver: format!("scripted:{}", self.name),
+            started_at,
+            ended_at: now(),
+            error: outcome.as_ref().err().map(|e| e.to_string()),
+        };
+        let path = run_dir.join("execution.json");
+        crate::fsio::write_json_atomic(&path, &record).map_err(CaseError::io("write", path))?;
+        outcome.map(|_| record)
+    }
+}

@@ -1,0 +1,165 @@
+//! A whole investigation through the CLI alone: open → add-evidence → add-claim →
+//! freeze-research → (write proposal.json) → validate → finalize → close --apply, yielding
+//! a patched AIR with provenance. And the demo command end to end.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cli(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let out = cli(dir, args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_scripted_investigation_runs_end_to_end_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    anvil_bench::demo::write_example(dir).unwrap();
+    let target = "op.create_payment.input.body.capture_timeout";
+    let run = ok(
+        dir,
+        &[
+            "case",
+            "open",
+            "--air",
+            "air.json",
+            "--repo",
+            "repo",
+            "--skill",
+            "annotate-unit",
+            "--target",
+            target,
+        ],
+    );
+    let ev1 = ok(
+        dir,
+        &[
+            "case",
+            "add-evidence",
+            &run,
+            "--path",
+            "src/payments/service.py",
+            "--start-line",
+            "32",
+            "--end-line",
+            "39",
+        ],
+    );
+    let ev2 = ok(
+        dir,
+        &[
+            "case",
+            "add-evidence",
+            &run,
+            "--path",
+            "tests/test_capture.py",
+            "--start-line",
+            "6",
+            "--end-line",
+            "8",
+        ],
+    );
+    assert!(ev1.starts_with("ev-") && ev2.starts_with("ev-") && ev1 != ev2);
+    let claim = ok(
+        dir,
+        &[
+            "case",
+            "add-claim",
+            &run,
+            "--predicate",
+            "field.unit",
+            "--value",
+            "\"s\"",
+            "--artifact",
+            &ev1,
+            "--artifact",
+            &ev2,
+            "--confidence",
+            "0.9",
+        ],
+    );
+    assert!(claim.starts_with("cl-"));
+    ok(dir, &["case", "freeze-research", &run]);
+    let proposal = serde_json::json!({
+        "format": "anvil-proposal", "formatVersion": 1, "skill": "annotate-unit", "skillVersion": 1,
+        "deficiency": "unit_ambiguous_field", "target": target,
+        "patch": {"target": target, "set": {"unit": "s"}},
+        "grounding": {"unit": [claim]}, "confidence": 0.9,
+        "rationale": "capture_window builds timedelta(seconds=capture_timeout)"
+    });
+    std::fs::write(
+        dir.join(&run).join("output/proposal.json"),
+        serde_json::to_vec_pretty(&proposal).unwrap(),
+    )
+    .unwrap();
+    assert!(ok(dir, &["case", "validate", &run]).starts_with("verdict: pass"));
+    assert_eq!(ok(dir, &["case", "finalize", &run]), "proposal_generated");
+    let close: serde_json::Value = serde_json::from_str(&ok(
+        dir,
+        &["case", "close", &run, "--apply", "patched.json", "--json"],
+    ))
+    .unwrap();
+    assert_eq!(close["tier"], "auto");
+    let patched = anvil_bench::air::Air::load(&dir.join("patched.json")).unwrap();
+    assert_eq!(patched.operations[0].fields[2].unit.as_deref(), Some("s"));
+    let prov = &patched.provenance[0];
+    assert_eq!(prov.target, target);
+    assert_eq!(prov.artifact_ids.len(), 2);
+    assert!(dir.join(&run).ends_with(&prov.run_id));
+    // The run is closed and says so.
+    let show: serde_json::Value =
+        serde_json::from_str(&ok(dir, &["case", "show", &run, "--json"])).unwrap();
+    assert_eq!(show["state"], "closed");
+    assert!(show["tampered"].is_null());
+}
+
+#[test]
+fn the_demo_runs_every_bundled_case_to_a_tier() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    let out = cli(
+        tmp.path(),
+        &["demo", "--dir", dir.to_str().unwrap(), "--json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tiers: Vec<&str> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tier"].as_str().unwrap())
+        .collect();
+    assert_eq!(tiers, ["auto", "auto", "review", "review", "auto", "auto"]);
+    // Every auto result was applied in turn: the final AIR has only the review targets left.
+    let air = anvil_bench::air::Air::load(Path::new(report["finalAir"].as_str().unwrap())).unwrap();
+    let left: Vec<String> = anvil_bench::air::detect(&air)
+        .iter()
+        .map(|d| d.target.to_string())
+        .collect();
+    assert_eq!(
+        left,
+        [
+            "op.create_payment.input.body.customer_email",
+            "op.create_payment.error.RATE_LIMITED"
+        ]
+    );
+    assert_eq!(air.provenance.len(), 4);
+}
