@@ -203,7 +203,7 @@ fn air_unknown_key() -> Result<(), Failed> {
     let w = World::new();
     w.edit_air(|v| v["operations"][0]["fields"][2]["colour"] = "blue".into());
     let args = base_args();
-    check_refusal(&w, &args, "operations[0].fields[2].colour")?;
+    check_refusal(&w, &args, "at `operations[0].fields[2].colour`:")?;
     ensure!(
         !w.cases().exists(),
         "a refused open created the cases directory"
@@ -213,7 +213,7 @@ fn air_unknown_key() -> Result<(), Failed> {
         .unwrap_err()
         .to_string();
     ensure!(
-        err.contains("operations[0].fields[2].colour"),
+        err.contains("at `operations[0].fields[2].colour`:"),
         "library error lacks the path: {err}"
     );
     Ok(())

@@ -25,7 +25,12 @@ pub fn deserialize<T: DeserializeOwned>(value: Value) -> Result<T, PathError> {
     serde_path_to_error::deserialize::<_, T>(value).map_err(|err| {
         let mut path = err.path().to_string();
         let message = err.inner().to_string();
-        if let Some(key) = unknown_field_name(&message) {
+        // serde_path_to_error already ends the path with the unknown key in some positions
+        // and not in others; append it only where it is missing.
+        if let Some(key) = unknown_field_name(&message)
+            && path != key
+            && !path.ends_with(&format!(".{key}"))
+        {
             path = if path == "." || path.is_empty() {
                 key.to_string()
             } else {

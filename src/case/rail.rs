@@ -33,8 +33,12 @@ pub struct JournalEntry {
     pub result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<SavedError>,
+    /// This entry replays the saved outcome of its key; it did not execute.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replayed: bool,
+    /// This entry was refused: its key was saved with a different body.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conflict: bool,
     pub at: String,
 }
 
@@ -125,13 +129,34 @@ where
         let journal = read_journal(run_dir)?;
         if let Some(saved) = journal
             .iter()
-            .find(|e| e.idempotency_key.as_deref() == Some(key) && !e.replayed)
+            .find(|e| e.idempotency_key.as_deref() == Some(key) && !e.replayed && !e.conflict)
         {
             if saved.body_hash != body_hash {
-                return Err(CaseError::IdempotencyConflict {
+                let err = CaseError::IdempotencyConflict {
                     key: key.to_string(),
                     rail: saved.rail.clone(),
-                });
+                };
+                // The refused call is journaled too, marked as not an original execution so
+                // it never becomes the saved outcome of the key.
+                append(
+                    run_dir,
+                    &JournalEntry {
+                        fence: fence.number,
+                        rail: rail.to_string(),
+                        idempotency_key: Some(key.to_string()),
+                        body_hash,
+                        outcome: Outcome::Rejected,
+                        result: None,
+                        error: Some(SavedError {
+                            kind: err.kind().to_string(),
+                            message: err.to_string(),
+                        }),
+                        replayed: false,
+                        conflict: true,
+                        at: now(),
+                    },
+                )?;
+                return Err(err);
             }
             append(
                 run_dir,
@@ -183,6 +208,7 @@ where
             message: e.to_string(),
         }),
         replayed: false,
+        conflict: false,
         at: now(),
     };
     append(run_dir, &entry)?;

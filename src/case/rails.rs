@@ -198,29 +198,61 @@ pub fn freeze_research(run_dir: &Path, key: Option<&str>) -> Result<ResearchReco
 }
 
 /// Every artifact in evidence.json must be what the engine would have produced: a local
-/// artifact's bytes are re-read from the repository, and every id must derive from its
-/// coordinate. A hand-written "verified" excerpt therefore cannot survive the freeze.
+/// artifact's coordinate is acquired again — bytes, hash, kind (from the scopes) and id
+/// must all match — and an external one must be unverified with an id derived from its
+/// coordinate. A hand-written "verified" excerpt or a relabelled kind cannot survive.
 pub fn verify_artifacts(
     run: &Run,
     evidence: &super::evidence::EvidenceDoc,
 ) -> Result<(), CaseError> {
     let repo = Path::new(&run.doc.inputs.repository);
+    let policy = &run.doc.policy;
+    let forged = |id: &str, why: String| CaseError::Rail {
+        rail: "freeze-research",
+        kind: "forged_artifact",
+        reason: format!("artifact `{id}` {why}"),
+    };
     for a in &evidence.artifacts {
         if a.expected_id().as_deref() != Some(a.id.as_str()) {
-            return Err(CaseError::Rail {
-                rail: "freeze-research",
-                kind: "forged_artifact",
-                reason: format!("artifact `{}` does not derive from its coordinate", a.id),
-            });
+            return Err(forged(&a.id, "does not derive from its coordinate".into()));
         }
         if a.is_local() {
+            // A changed source is reported as such before anything else.
             super::evidence::reverify(repo, a)?;
+            let req = EvidenceRequest {
+                path: a.path.clone().unwrap_or_default(),
+                start_line: a.start_line,
+                end_line: a.end_line,
+            };
+            let again = acquire(
+                repo,
+                &run.doc.identity.source_revision,
+                &policy.inspect_scopes,
+                &policy.contract.admissible_kinds,
+                &req,
+                &a.acquired_at,
+            )
+            .map_err(|e| forged(&a.id, format!("cannot be acquired again: {e}")))?;
+            if again.kind != a.kind
+                || again.id != a.id
+                || again.verification != a.verification
+                || again.uri != a.uri
+            {
+                return Err(forged(
+                    &a.id,
+                    format!(
+                        "is not what the engine reads at its coordinate (kind {} there, {} recorded)",
+                        again.kind, a.kind
+                    ),
+                ));
+            }
         } else if a.is_verified() {
-            return Err(CaseError::Rail {
-                rail: "freeze-research",
-                kind: "forged_artifact",
-                reason: format!("external artifact `{}` claims to be verified", a.id),
-            });
+            return Err(forged(
+                &a.id,
+                "is external but claims to be verified".into(),
+            ));
+        } else if !policy.contract.admissible_kinds.contains(&a.kind) {
+            return Err(forged(&a.id, format!("is of inadmissible kind {}", a.kind)));
         }
     }
     Ok(())
@@ -304,9 +336,12 @@ impl Critique {
         }
     }
 
-    /// True when this copy says what the authoritative record says.
+    /// True when this copy says what the authoritative record says. Only the engine's
+    /// own self-review exists so far, so a copy labelled `independent` is a forgery: an
+    /// independent review is recorded by the engine when a separate process ran it.
     pub fn agrees_with(&self, record: &ValidationRecord) -> bool {
-        self.verdict == record.verdict
+        self.review == Review::SelfReview
+            && self.verdict == record.verdict
             && self.proposal_hash == record.proposal_hash
             && self.checks == record.checks
     }

@@ -15,3 +15,4 @@
 pub mod env;
 pub mod runner;
 pub mod scripted;
+pub mod usage;
