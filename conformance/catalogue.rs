@@ -72,6 +72,256 @@ pub const RULES: &[(&str, &str)] = &[
         "R-DOC-7",
         "the brief names the hash of the case.json it came from and carries the fixed working-discipline block",
     ),
+    // Parsing of agent documents
+    (
+        "R-PARSE-1",
+        "a field the document format does not define is rejected, never ignored",
+    ),
+    (
+        "R-PARSE-2",
+        "evidence of a kind the skill does not admit is refused, and never grounds a claim",
+    ),
+    ("R-PARSE-3", "a confidence below 0 or above 1 is rejected"),
+    (
+        "R-PARSE-4",
+        "a target key of unknown kind or with a missing coordinate is rejected",
+    ),
+    (
+        "R-PARSE-5",
+        "a deficiency code that does not exist is rejected",
+    ),
+    (
+        "R-PARSE-6",
+        "a proposal that is not JSON, or whose patch value is not a value the field admits, is rejected",
+    ),
+    (
+        "R-PARSE-7",
+        "every rejection names the document, the field and the reason, and no input makes the engine panic",
+    ),
+    // Binding of a proposal to its case
+    (
+        "R-BIND-1",
+        "a proposal whose target is not the case's target is refused",
+    ),
+    (
+        "R-BIND-2",
+        "a proposal whose patch.target is not its own target is refused, not aligned",
+    ),
+    (
+        "R-BIND-3",
+        "a proposal for another skill than the case's is refused",
+    ),
+    (
+        "R-BIND-4",
+        "a proposal for another skill version than the case's is refused",
+    ),
+    (
+        "R-BIND-5",
+        "a proposal for another deficiency than the case's is refused",
+    ),
+    (
+        "R-BIND-7",
+        "a proposal.json written by hand goes through exactly the checks any proposal does",
+    ),
+    // Evidence
+    (
+        "R-EV-1",
+        "evidence enters only as a coordinate the engine reads; an excerpt the agent wrote is never taken as verified",
+    ),
+    (
+        "R-EV-2",
+        "absolute paths, `..` escapes and symlinks that lead out of the repository are refused",
+    ),
+    (
+        "R-EV-3",
+        "a path that no inspect scope of the case matches is refused",
+    ),
+    (
+        "R-EV-4",
+        "a missing file, a directory, a binary file and a file that is not UTF-8 are refused",
+    ),
+    (
+        "R-EV-5",
+        "a line range that is reversed, starts at 0 or runs past the end of the file is refused",
+    ),
+    (
+        "R-EV-6",
+        "the excerpt is exactly the bytes read, with their hash, kind, revision, path, lines and acquisition time",
+    ),
+    (
+        "R-EV-7",
+        "an artifact's id comes from its coordinate, so the same text at two coordinates has two ids",
+    ),
+    (
+        "R-EV-8",
+        "the evidence kind is decided by the inspect scope the path matched (comment-only excerpts are comment), never by the agent",
+    ),
+    (
+        "R-EV-9",
+        "local artifacts are verified, external ones unverified with a reason, and one status field says which",
+    ),
+    (
+        "R-EV-11",
+        "evidence cannot be forged before the freeze or edited after it without the next rail refusing",
+    ),
+    // Claims and predicates
+    (
+        "R-CL-1",
+        "a claim's predicate is one of the skill's output or supporting predicates",
+    ),
+    (
+        "R-CL-2",
+        "add-claim refuses a predicate outside the skill's vocabulary",
+    ),
+    (
+        "R-CL-3",
+        "a hand-written claims.json with an out-of-vocabulary predicate is caught again at freeze and validation",
+    ),
+    (
+        "R-CL-4",
+        "a claim cites artifacts that exist and carries no excerpt of its own",
+    ),
+    (
+        "R-CL-5",
+        "a claim that fails stage 1 stays in the record, marked rejected with its reasons",
+    ),
+    (
+        "R-CL-6",
+        "accepted claims giving one output predicate two different values are recorded as a conflict",
+    ),
+    // Validation and grounding
+    (
+        "R-VAL-1",
+        "a patch may write only the skill's writable fields",
+    ),
+    (
+        "R-VAL-2",
+        "type, required, name, location and enum are never writable",
+    ),
+    (
+        "R-VAL-3",
+        "each patched value is exactly the value of an accepted grounding claim on its output predicate",
+    ),
+    (
+        "R-VAL-4",
+        "the noisy-or strength of a patched value's grounding, one count per file, meets the skill's minimum",
+    ),
+    (
+        "R-VAL-5",
+        "fields that need verified grounding get it from the artifacts grounding that value, not from others",
+    ),
+    (
+        "R-VAL-6",
+        "a proposal cannot pass while its output predicate has an unresolved conflict",
+    ),
+    (
+        "R-VAL-7",
+        "descriptions are non-empty and say more than the name; enumerated values come from the vocabulary",
+    ),
+    (
+        "R-VAL-8",
+        "the verdict that counts is the validation record in lifecycle.json, with the proposal's hash",
+    ),
+    // Lifecycle and honest outcomes
+    (
+        "R-LC-1",
+        "a run moves open → research_frozen → proposal_frozen → finalized → closed and no other way",
+    ),
+    (
+        "R-LC-2",
+        "an honest decline can finalize straight from open",
+    ),
+    (
+        "R-LC-3",
+        "each freeze records the hash of every file it freezes, and a later change is reported as tampering",
+    ),
+    (
+        "R-LC-4",
+        "no later stage can change what an earlier stage froze",
+    ),
+    (
+        "R-LC-5",
+        "proposal_generated needs a passing validation record in lifecycle.json",
+    ),
+    (
+        "R-LC-6",
+        "supported needs no patch, a current value, an accepted claim asserting exactly it, the bars met and no conflict",
+    ),
+    ("R-LC-7", "a value that is missing can never be supported"),
+    (
+        "R-LC-8",
+        "finalize refuses when critique.json does not agree with the lifecycle record",
+    ),
+    (
+        "R-LC-9",
+        "every outcome other than proposal_generated still carries the artifacts, claims, conflicts and critique",
+    ),
+    (
+        "R-LC-10",
+        "a critique by the investigating process itself is labelled self, never independent",
+    ),
+    // Rails
+    (
+        "R-RAIL-1",
+        "the same idempotency key with the same body returns the saved outcome without running again",
+    ),
+    (
+        "R-RAIL-2",
+        "the same idempotency key with another body is a conflict, exit code 3",
+    ),
+    (
+        "R-RAIL-3",
+        "rails on one run serialise under its lock: concurrent calls lose no update and never interleave",
+    ),
+    (
+        "R-RAIL-4",
+        "every rail call is in journal.jsonl with its key, body hash, outcome and time",
+    ),
+    // Close and reconcile
+    (
+        "R-BIND-6",
+        "binding is checked when the proposal is parsed and again at close, even if the engine's own records were forged",
+    ),
+    (
+        "R-EV-10",
+        "a source edited after its excerpt was acquired makes close fail",
+    ),
+    (
+        "R-REC-1",
+        "close re-reads every frozen artifact from the repository and re-runs validation",
+    ),
+    (
+        "R-REC-2",
+        "the eval delta shows the target's deficiency closed and no new deficiency",
+    ),
+    (
+        "R-REC-3",
+        "a proposal that fails validation at close reconciles to reject",
+    ),
+    (
+        "R-REC-4",
+        "a patched value grounded only by unverified artifacts goes to review",
+    ),
+    (
+        "R-REC-5",
+        "a safety-sensitive skill's proposal goes to review",
+    ),
+    (
+        "R-REC-6",
+        "overwriting an existing, non-deficient value goes to review",
+    ),
+    (
+        "R-REC-7",
+        "a conflicted result, or a safety deficiency nobody could ground, escalates to a human",
+    ),
+    (
+        "R-REC-8",
+        "apply writes only auto results, or review results someone approved, with case key, run id and artifact ids",
+    ),
+    (
+        "R-DRV-5",
+        "tests drive whole cases through a scripted in-process driver with no LLM",
+    ),
     // Project additions
     (
         "X-OPEN-1",

@@ -5,13 +5,21 @@
 //! fails while any catalogued rule has none. `cargo test --test conformance -- --matrix`
 //! prints rule → trials, uncovered rules last.
 
+mod binding;
 mod catalogue;
+mod claims;
 mod document;
+mod evidence;
 mod identity;
+mod lifecycle;
 mod open_refusals;
+mod parsing;
+mod rails;
+mod reconcile;
 mod runs;
 mod schema;
 mod support;
+mod validation;
 
 use std::process::ExitCode;
 
@@ -29,8 +37,16 @@ fn discover() -> Vec<Check> {
     all.extend(identity::checks());
     all.extend(runs::checks());
     all.extend(document::checks());
+    all.extend(evidence::checks());
+    all.extend(binding::checks());
+    all.extend(claims::checks());
+    all.extend(lifecycle::checks());
+    all.extend(parsing::checks());
+    all.extend(rails::checks());
+    all.extend(validation::checks());
     all.extend(schema::checks());
     all.extend(open_refusals::checks());
+    all.extend(reconcile::checks());
     all.sort_by_key(|c| c.name);
     // A typo in discovery must never turn the suite green.
     assert!(!all.is_empty(), "conformance discovery found zero trials");

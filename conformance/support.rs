@@ -164,3 +164,321 @@ pub fn stderr(out: &Output) -> String {
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+// ---- Trust-core helpers: evidence, claims, proposals and the rails (appended) ----
+
+/// A failed trial carrying any displayable error.
+pub fn failed(e: impl std::fmt::Display) -> Failed {
+    Failed::from(e.to_string())
+}
+
+/// `output/<name>` of a run.
+pub fn out(run: &Path, name: &str) -> PathBuf {
+    run.join("output").join(name)
+}
+
+/// The bytes of a file, or `None` when it does not exist.
+pub fn bytes_of(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok()
+}
+
+/// Writes `value` as pretty JSON (creating parent directories).
+pub fn write_json(path: &Path, value: &serde_json::Value) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+}
+
+/// The run's lifecycle.json as JSON.
+pub fn lifecycle_json(run: &Path) -> serde_json::Value {
+    read_json(&run.join("lifecycle.json"))
+}
+
+/// The run's journal, one JSON value per line.
+pub fn journal(run: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(run.join("journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Succeeds with the error when `r` is a refusal of kind `kind`.
+pub fn refused_as<T: std::fmt::Debug>(
+    r: Result<T, anvil_bench::case::CaseError>,
+    kind: &str,
+) -> Result<anvil_bench::case::CaseError, Failed> {
+    match r {
+        Ok(v) => Err(format!("expected a `{kind}` refusal, got Ok({v:?})").into()),
+        Err(e) if e.kind() == kind => Ok(e),
+        Err(e) => Err(format!("expected a `{kind}` refusal, got `{}`: {e}", e.kind()).into()),
+    }
+}
+
+/// Succeeds with the document error when `r` rejected a document at `field` with `kind`.
+pub fn rejected_doc<T: std::fmt::Debug>(
+    r: Result<T, anvil_bench::case::CaseError>,
+    field: &str,
+    kind: anvil_bench::case::proposal::DocErrorKind,
+) -> Result<anvil_bench::case::proposal::DocError, Failed> {
+    match r {
+        Ok(v) => Err(format!("expected a rejection at `{field}` ({kind:?}), got Ok({v:?})").into()),
+        Err(anvil_bench::case::CaseError::Document(d)) if d.field == field && d.kind == kind => {
+            Ok(d)
+        }
+        Err(e) => Err(format!("expected a rejection at `{field}` ({kind:?}), got: {e:?}").into()),
+    }
+}
+
+/// Adds a local evidence coordinate through the rail (no idempotency key).
+pub fn add_ev(
+    run: &Path,
+    path: &str,
+    lines: Option<(u32, u32)>,
+) -> Result<anvil_bench::case::evidence::EvidenceArtifact, anvil_bench::case::CaseError> {
+    let req = anvil_bench::case::evidence::EvidenceRequest {
+        path: path.into(),
+        start_line: lines.map(|l| l.0),
+        end_line: lines.map(|l| l.1),
+    };
+    anvil_bench::case::rails::add_evidence(run, &req, None)
+}
+
+/// [`add_ev`] that must succeed; returns the artifact id.
+pub fn ev(run: &Path, path: &str, start: u32, end: u32) -> Result<String, Failed> {
+    add_ev(run, path, Some((start, end)))
+        .map(|a| a.id)
+        .map_err(|e| failed(format!("add-evidence {path}:{start}-{end}: {e}")))
+}
+
+/// `n` external artifacts with distinct uris (each 0.3, unverified); returns their ids.
+pub fn externals(run: &Path, n: usize) -> Result<Vec<String>, Failed> {
+    (0..n)
+        .map(|i| {
+            anvil_bench::case::rails::add_external_evidence(
+                run,
+                "vendor-docs",
+                &format!("https://vendor.example/capture-{i}"),
+                &format!("capture_timeout is given in seconds (page {i})\n"),
+                None,
+            )
+            .map(|a| a.id)
+            .map_err(failed)
+        })
+        .collect()
+}
+
+/// The claim-rail input.
+pub fn claim_input(
+    predicate: &str,
+    value: serde_json::Value,
+    ids: &[&str],
+) -> anvil_bench::case::research::ClaimInput {
+    anvil_bench::case::research::ClaimInput {
+        predicate: predicate.into(),
+        value,
+        artifact_ids: ids.iter().map(|s| s.to_string()).collect(),
+        confidence: 0.9,
+    }
+}
+
+/// Adds a claim through the rail that must succeed; returns the claim id.
+pub fn claim(
+    run: &Path,
+    predicate: &str,
+    value: serde_json::Value,
+    ids: &[&str],
+) -> Result<String, Failed> {
+    anvil_bench::case::rails::add_claim(run, claim_input(predicate, value, ids), None)
+        .map(|c| c.id)
+        .map_err(|e| failed(format!("add-claim {predicate}: {e}")))
+}
+
+/// Freezes research; must succeed.
+pub fn freeze(run: &Path) -> Result<anvil_bench::case::research::ResearchRecord, Failed> {
+    anvil_bench::case::rails::freeze_research(run, None).map_err(failed)
+}
+
+/// A unit-case run with strong local grounding for `field.unit = "s"`.
+pub struct UnitRun {
+    pub run: PathBuf,
+    /// service.py lines 32-39 (the `timedelta(seconds=...)` conversion): implementation.
+    pub implementation: String,
+    /// test_capture.py lines 6-8: contract_test.
+    pub test: String,
+    /// `field.unit = "s"` citing both.
+    pub claim: String,
+}
+
+/// Opens the unit case and deposits the strong grounding, research still open.
+pub fn unit_research(w: &World) -> Result<UnitRun, Failed> {
+    let run = w.open_unit()?.run_dir;
+    unit_research_in(run)
+}
+
+/// Deposits the strong unit grounding into an already open run.
+pub fn unit_research_in(run: PathBuf) -> Result<UnitRun, Failed> {
+    let implementation = ev(&run, "src/payments/service.py", 32, 39)?;
+    let test = ev(&run, "tests/test_capture.py", 6, 8)?;
+    let claim = claim(
+        &run,
+        "field.unit",
+        serde_json::json!("s"),
+        &[&implementation, &test],
+    )?;
+    Ok(UnitRun {
+        run,
+        implementation,
+        test,
+        claim,
+    })
+}
+
+/// [`unit_research`] with research frozen.
+pub fn frozen_unit(w: &World) -> Result<UnitRun, Failed> {
+    let u = unit_research(w)?;
+    freeze(&u.run)?;
+    Ok(u)
+}
+
+/// A proposal of the unit case setting `unit` to `value`, grounded by `claims`.
+pub fn unit_proposal(value: &str, claims: &[&str]) -> serde_json::Value {
+    serde_json::json!({
+        "format": "anvil-proposal",
+        "formatVersion": 1,
+        "skill": "annotate-unit",
+        "skillVersion": 1,
+        "deficiency": "unit_ambiguous_field",
+        "target": UNIT_TARGET,
+        "patch": {"target": UNIT_TARGET, "set": {"unit": value}},
+        "grounding": {"unit": claims},
+        "confidence": 0.9,
+        "rationale": "capture_window converts the wire value with timedelta(seconds=...)"
+    })
+}
+
+/// Writes `output/proposal.json` of a run by hand (no rail).
+pub fn write_proposal(run: &Path, proposal: &serde_json::Value) {
+    write_json(&out(run, "proposal.json"), proposal);
+}
+
+/// Makes `capture_timeout` carry an inferred unit `s` (so it has a current value) and opens
+/// annotate-unit on it for `unproven_inferred_value`.
+pub fn open_inferred_unit(w: &World) -> Result<PathBuf, Failed> {
+    w.edit_air(|air| {
+        let field = &mut air["operations"][0]["fields"][2];
+        assert_eq!(field["name"], "capture_timeout");
+        field["unit"] = serde_json::json!("s");
+        field["inferred"] = serde_json::json!(["unit"]);
+    });
+    let mut req = w.request("annotate-unit", UNIT_TARGET);
+    req.deficiency = Some("unproven_inferred_value".into());
+    open(&req).map(|o| o.run_dir).map_err(failed)
+}
+
+/// The id the engine derives for a local coordinate (to forge hand-written evidence).
+pub fn local_artifact_id(
+    kind: &str,
+    revision: &str,
+    path: &str,
+    start: u32,
+    end: u32,
+    content_hash: &str,
+) -> String {
+    let coordinate = serde_json::json!({
+        "kind": kind, "revision": revision, "path": path,
+        "startLine": start, "endLine": end, "contentHash": content_hash,
+    });
+    let hex =
+        anvil_bench::canon::sha256_hex(anvil_bench::canon::canonical_json(&coordinate).as_bytes());
+    format!("ev-{}", &hex[..24])
+}
+
+/// The id the engine derives for an external coordinate.
+pub fn external_artifact_id(source: &str, uri: &str, content_hash: &str) -> String {
+    let coordinate = serde_json::json!({
+        "kind": "external", "source": source, "uri": uri, "contentHash": content_hash,
+    });
+    let hex =
+        anvil_bench::canon::sha256_hex(anvil_bench::canon::canonical_json(&coordinate).as_bytes());
+    format!("ev-{}", &hex[..24])
+}
+
+/// Runs `anvil-bench case <rail> <run> <args…>`.
+pub fn rail_cli(w: &World, rail: &str, run: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["case", rail, run.to_str().unwrap()];
+    all.extend_from_slice(args);
+    w.cli(&all)
+}
+
+/// On a frozen unit run, a hand-written proposal (the valid one, changed by `mutate`) must
+/// be rejected by the validate rail at `field` with `kind`, naming `output/proposal.json`,
+/// with lifecycle.json and proposal.json left byte-identical (nothing frozen, nothing
+/// coerced). The unchanged proposal passes first, so the rejection is the mutation's.
+pub fn proposal_refused(
+    mutate: impl FnOnce(&mut serde_json::Value),
+    field: &str,
+    kind: anvil_bench::case::proposal::DocErrorKind,
+) -> Result<anvil_bench::case::proposal::DocError, Failed> {
+    let w = World::new();
+    let u = frozen_unit(&w)?;
+    let mut p = unit_proposal("s", &[&u.claim]);
+    write_proposal(&u.run, &p);
+    let control = anvil_bench::case::rails::validate(&u.run, None, true).map_err(failed)?;
+    if control.verdict != anvil_bench::case::validate::Verdict::Pass {
+        return Err(format!("the unchanged proposal does not pass: {control:?}").into());
+    }
+    mutate(&mut p);
+    write_proposal(&u.run, &p);
+    proposal_bytes_refused(&u.run, field, kind)
+}
+
+/// The validate rail (dry run and real) rejects the run's current proposal.json at
+/// `field` with `kind`; nothing is recorded and the proposal is not rewritten.
+pub fn proposal_bytes_refused(
+    run: &Path,
+    field: &str,
+    kind: anvil_bench::case::proposal::DocErrorKind,
+) -> Result<anvil_bench::case::proposal::DocError, Failed> {
+    let written = bytes_of(&out(run, "proposal.json"));
+    let lc = bytes_of(&run.join("lifecycle.json"));
+    let dry = rejected_doc(
+        anvil_bench::case::rails::validate(run, None, true),
+        field,
+        kind,
+    )
+    .map_err(|e| failed(format!("validate --dry-run: {}", msg(&e))))?;
+    let d = rejected_doc(
+        anvil_bench::case::rails::validate(run, None, false),
+        field,
+        kind,
+    )
+    .map_err(|e| failed(format!("validate: {}", msg(&e))))?;
+    if dry != d {
+        return Err(format!("dry run and rail disagree: {dry:?} vs {d:?}").into());
+    }
+    if d.document != "output/proposal.json" || d.reason.trim().is_empty() {
+        return Err(format!("the rejection does not name document and reason: {d:?}").into());
+    }
+    let shown = d.to_string();
+    if !shown.contains("output/proposal.json") || !shown.contains(field) {
+        return Err(format!("the message does not name document and field: {shown}").into());
+    }
+    if bytes_of(&run.join("lifecycle.json")) != lc {
+        return Err("a rejected proposal changed lifecycle.json".into());
+    }
+    if bytes_of(&out(run, "proposal.json")) != written {
+        return Err("a rejected proposal was rewritten (coerced)".into());
+    }
+    if out(run, "critique.json").exists() {
+        return Err("a rejected proposal got a critique".into());
+    }
+    Ok(d)
+}
+
+/// The message of a failed trial (for adding context).
+pub fn msg(f: &Failed) -> &str {
+    f.message().unwrap_or("failed")
+}

@@ -239,6 +239,11 @@ pub fn stage_one(
         let mut reasons = claim_problems(claim, case, evidence);
         if !is_claim_id(&claim.id) {
             reasons.push(format!("`{}` is not a claim id", claim.id));
+        } else if claim.id != claim_id(&claim.predicate, &claim.value, &claim.artifact_ids) {
+            reasons.push(format!(
+                "`{}` does not derive from the claim's content",
+                claim.id
+            ));
         }
         if !seen.insert(claim.id.clone()) {
             reasons.push(format!("duplicate claim id `{}`", claim.id));

@@ -58,7 +58,9 @@ impl Run {
                 ),
             });
         }
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        // Canonicalise first: `.` (how an agent names its own run) has no file name.
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let name = real.file_name().map(|n| n.to_string_lossy().into_owned());
         if name.as_deref() != Some(doc.identity.run_id.to_string().as_str()) {
             return Err(not_run("its directory name is not its run id"));
         }
