@@ -277,6 +277,55 @@ pub const RULES: &[(&str, &str)] = &[
         "R-RAIL-4",
         "every rail call is in journal.jsonl with its key, body hash, outcome and time",
     ),
+    // Drivers and containment
+    (
+        "R-DRV-1",
+        "each line the agent writes to stdout or stderr reaches the caller and the execution log as it arrives, not when the agent exits",
+    ),
+    (
+        "R-DRV-2",
+        "a timeout or a cancellation kills the agent's whole process group: nothing it started keeps running",
+    ),
+    (
+        "R-DRV-3",
+        "a missing program is named with how to install it; a failed run gives its exit code or signal and its last stderr lines",
+    ),
+    (
+        "R-DRV-4",
+        "the execution record has RFC 3339 start and end times in order and a duration that agrees with them (token and cost accounting: not yet covered)",
+    ),
+    (
+        "R-CON-1",
+        "native execution refuses to start without --allow-degraded-native, with the seed's message word for word",
+    ),
+    (
+        "R-CON-2",
+        "degraded execution is never chosen for the caller: a sandbox that cannot be had is an error, not a fall back to native",
+    ),
+    (
+        "R-CON-3",
+        "every run records an attestation listing each containment guarantee as enforced or not enforced",
+    ),
+    (
+        "R-CON-4",
+        "the repository is recorded before and after a run, and any change to it is a containment violation (exit code 4)",
+    ),
+    (
+        "R-CON-5",
+        "the agent's process sees only the allowlisted variables and the engine's overrides, never the ambient environment",
+    ),
+    (
+        "R-CON-6",
+        "in the sandbox the repository and the run root are read-only and only workspace/ and output/ can be written",
+    ),
+    (
+        "R-CON-7",
+        "the sandbox does not mount the labels directory, so the agent can neither read nor list it",
+    ),
+    (
+        "R-CON-8",
+        "in the sandbox the only network path is the bridge: it reaches the allowed model endpoints and refuses and logs the rest",
+    ),
     // Close and reconcile
     (
         "R-BIND-6",

@@ -8,7 +8,9 @@
 mod binding;
 mod catalogue;
 mod claims;
+mod containment;
 mod document;
+mod drivers;
 mod evidence;
 mod identity;
 mod lifecycle;
@@ -44,6 +46,8 @@ fn discover() -> Vec<Check> {
     all.extend(parsing::checks());
     all.extend(rails::checks());
     all.extend(validation::checks());
+    all.extend(drivers::checks());
+    all.extend(containment::checks());
     all.extend(schema::checks());
     all.extend(open_refusals::checks());
     all.extend(reconcile::checks());

@@ -8,9 +8,13 @@
 //!   (CASE.md, the per-case proposal schema), proposal parsing and binding, lifecycle.
 //! * [`driver`] — the agent process runner (streaming, timeout, cancellation, process-group
 //!   kill) and the child's allowlisted environment.
+//! * [`sandbox`] — execution backends (native, bubblewrap), the model-endpoint bridge, the
+//!   rail relay, the attestation and the repository cleanliness check.
 //! * [`reconcile`] — close: re-verification, re-validation, the eval delta, approval tiers,
 //!   and application to the AIR with provenance.
 //! * [`demo`] — scripted cases end to end on the bundled example.
+//! * [`replay`] — `replay-model`: the Anthropic Messages API on loopback, played by a
+//!   script or a deterministic investigation policy, so the real `claude` runs without a model.
 //! * [`cli`] — the command-line interface; `main.rs` only calls [`cli::main`].
 //! * [`canon`], [`fsio`], [`json_path`], [`repo`] — canonical JSON and hashes, atomic
 //!   writes, path-naming deserialisation, repository revision.
@@ -19,11 +23,13 @@ pub mod air;
 pub mod canon;
 pub mod case;
 pub mod cli;
-pub mod driver;
 pub mod demo;
+pub mod driver;
 pub mod exit;
 pub mod fsio;
 pub mod json_path;
 pub mod reconcile;
+pub mod replay;
 pub mod repo;
+pub mod sandbox;
 pub mod skill;

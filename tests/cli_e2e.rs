@@ -163,3 +163,81 @@ fn the_demo_runs_every_bundled_case_to_a_tier() {
     );
     assert_eq!(air.provenance.len(), 4);
 }
+
+#[test]
+fn investigate_plays_a_scripted_driver_from_a_script_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    anvil_bench::demo::write_example(dir).unwrap();
+    let run = ok(
+        dir,
+        &[
+            "case",
+            "open",
+            "--air",
+            "air.json",
+            "--repo",
+            "repo",
+            "--skill",
+            "enrich-error",
+            "--target",
+            "op.create_payment.error.CARD_DECLINED",
+        ],
+    );
+    let script = serde_json::json!({
+        "format": "anvil-script", "formatVersion": 1,
+        "steps": [
+            {"addEvidence": {"path": "src/payments/service.py", "startLine": 45, "endLine": 47}},
+            {"addClaim": {"predicate": "error.retryable", "value": false, "artifacts": ["@0"], "confidence": 0.9}},
+            {"freezeResearch": {}},
+            {"propose": {"value": false, "claims": ["@1"], "rationale": "a decline is final"}},
+            {"validate": {}},
+            {"finalize": {}}
+        ]
+    });
+    std::fs::write(
+        dir.join("script.json"),
+        serde_json::to_vec(&script).unwrap(),
+    )
+    .unwrap();
+    let out = ok(
+        dir,
+        &[
+            "case",
+            "investigate",
+            &run,
+            "--driver",
+            "scripted",
+            "--script",
+            "script.json",
+        ],
+    );
+    assert!(
+        out.contains("finalized") && out.contains("proposal_generated"),
+        "{out}"
+    );
+    // A script with an unknown step field is refused with its path.
+    std::fs::write(
+        dir.join("bad.json"),
+        r#"{"format":"anvil-script","formatVersion":1,"steps":[{"freezeResearch":{"now":true}}]}"#,
+    )
+    .unwrap();
+    let out = cli(
+        dir,
+        &[
+            "case",
+            "investigate",
+            &run,
+            "--driver",
+            "scripted",
+            "--script",
+            "bad.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("steps[0].freezeResearch.now"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -35,6 +35,9 @@ pub enum CaseCommand {
     /// Re-verify, re-validate, measure the eval delta and reconcile into auto, review or
     /// reject; with --apply, write the patched AIR with provenance.
     Close(super::rails_cmd::CloseArgs),
+    /// Run an agent on the run: contained by the backend, streamed to execution.json, with
+    /// usage, attestation and the repository's state before and after.
+    Investigate(super::investigate_cmd::InvestigateArgs),
     /// Lifecycle state, stage hashes, status, staleness and the next legal rail.
     Show(super::rails_cmd::ShowArgs),
 }
@@ -104,6 +107,7 @@ pub fn run(cmd: CaseCommand) -> u8 {
         CaseCommand::Finalize(a) => super::rails_cmd::finalize_cmd(a),
         CaseCommand::Show(a) => super::rails_cmd::show(a),
         CaseCommand::Close(a) => super::rails_cmd::close(a),
+        CaseCommand::Investigate(a) => super::investigate_cmd::run(a),
     }
 }
 

@@ -5,7 +5,10 @@
 
 mod case_cmd;
 mod detect_cmd;
+mod investigate_cmd;
 mod rails_cmd;
+mod replay_cmd;
+mod sandbox_cmd;
 
 use std::process::ExitCode;
 
@@ -43,16 +46,27 @@ pub enum Command {
     /// Open, inspect and verify case runs.
     #[command(subcommand)]
     Case(Box<case_cmd::CaseCommand>),
+    /// Serve the Anthropic Messages API on loopback, played by a script or a deterministic
+    /// investigation policy, so a real agent client runs without a model or network.
+    ReplayModel(replay_cmd::ReplayArgs),
+    /// The first process inside a bubblewrap sandbox (written by the engine).
+    #[command(hide = true)]
+    SandboxInit(sandbox_cmd::SandboxInitArgs),
 }
 
 /// Entry point used by `main.rs`.
 pub fn main() -> ExitCode {
+    if let Some(code) = crate::sandbox::init::relay_rail_if_sandboxed() {
+        return ExitCode::from(code);
+    }
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Detect(args) => detect_cmd::detect(args),
         Command::Skills(args) => detect_cmd::skills(args),
         Command::Demo(args) => detect_cmd::demo(args),
         Command::Case(cmd) => case_cmd::run(*cmd),
+        Command::ReplayModel(args) => replay_cmd::run(args),
+        Command::SandboxInit(args) => sandbox_cmd::sandbox_init(args),
     };
     ExitCode::from(code)
 }

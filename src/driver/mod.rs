@@ -12,7 +12,9 @@
 //! Invariant: an agent process never outlives its run and never sees the ambient environment
 //! wholesale. Process drivers configure the runner; none of them spawns a child itself.
 
+pub mod agent;
 pub mod env;
+pub mod investigate;
 pub mod runner;
 pub mod scripted;
 pub mod usage;

@@ -158,3 +158,157 @@ where
         outcome.map(|_| record)
     }
 }
+
+/// A script document for `case investigate --driver scripted --script FILE`: rail steps in
+/// order. In a list of artifact or claim ids, `@N` stands for the id step N produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScriptDoc {
+    pub format: String,
+    pub format_version: u32,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum Step {
+    AddEvidence {
+        path: String,
+        #[serde(default)]
+        start_line: Option<u32>,
+        #[serde(default)]
+        end_line: Option<u32>,
+    },
+    AddExternalEvidence {
+        source: String,
+        uri: String,
+        excerpt: String,
+    },
+    AddClaim {
+        predicate: String,
+        value: Value,
+        artifacts: Vec<String>,
+        #[serde(default = "one")]
+        confidence: f64,
+    },
+    FreezeResearch {},
+    Propose {
+        value: Value,
+        claims: Vec<String>,
+        rationale: String,
+    },
+    Validate {},
+    Finalize {
+        #[serde(default)]
+        status: Option<Status>,
+        #[serde(default)]
+        reason: Option<String>,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl ScriptDoc {
+    /// Reads and checks a script file (strict: unknown fields are refused with their path).
+    pub fn load(path: &Path) -> Result<ScriptDoc, CaseError> {
+        let text = std::fs::read_to_string(path).map_err(CaseError::io("read", path))?;
+        let doc: ScriptDoc = crate::json_path::from_str(&text).map_err(|e| CaseError::Corrupt {
+            file: path.to_path_buf(),
+            field: e.path,
+            reason: e.message,
+        })?;
+        if doc.format != "anvil-script" || doc.format_version != 1 {
+            return Err(CaseError::Corrupt {
+                file: path.to_path_buf(),
+                field: "formatVersion".into(),
+                reason: format!(
+                    "expected anvil-script v1, found {} v{}",
+                    doc.format, doc.format_version
+                ),
+            });
+        }
+        Ok(doc)
+    }
+
+    /// Runs the steps through `agent`, resolving `@N` references.
+    pub fn play(&self, agent: &Agent) -> Result<(), CaseError> {
+        let mut produced: Vec<Option<String>> = Vec::new();
+        let resolve = |ids: &[String],
+                       produced: &[Option<String>]|
+         -> Result<Vec<String>, CaseError> {
+            ids.iter()
+                .map(|id| match id.strip_prefix('@').map(str::parse::<usize>) {
+                    Some(Ok(n)) => {
+                        produced
+                            .get(n)
+                            .cloned()
+                            .flatten()
+                            .ok_or_else(|| CaseError::Rail {
+                                rail: "script",
+                                kind: "bad_reference",
+                                reason: format!("`{id}` names no earlier step that produced an id"),
+                            })
+                    }
+                    _ => Ok(id.clone()),
+                })
+                .collect()
+        };
+        for step in &self.steps {
+            let id = match step {
+                Step::AddEvidence {
+                    path,
+                    start_line,
+                    end_line,
+                } => {
+                    let lines = start_line.zip(*end_line);
+                    Some(agent.add_evidence(path, lines)?)
+                }
+                Step::AddExternalEvidence {
+                    source,
+                    uri,
+                    excerpt,
+                } => Some(agent.add_external(source, uri, excerpt)?),
+                Step::AddClaim {
+                    predicate,
+                    value,
+                    artifacts,
+                    confidence,
+                } => {
+                    let ids = resolve(artifacts, &produced)?;
+                    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    Some(agent.add_claim(predicate, value.clone(), &refs, *confidence)?)
+                }
+                Step::FreezeResearch {} => {
+                    agent.freeze_research()?;
+                    None
+                }
+                Step::Propose {
+                    value,
+                    claims,
+                    rationale,
+                } => {
+                    let ids = resolve(claims, &produced)?;
+                    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    agent.propose(value.clone(), &refs, rationale)?;
+                    None
+                }
+                Step::Validate {} => {
+                    agent.validate()?;
+                    None
+                }
+                Step::Finalize { status, reason } => {
+                    agent.finalize(*status, reason.as_deref())?;
+                    None
+                }
+            };
+            produced.push(id);
+        }
+        Ok(())
+    }
+}

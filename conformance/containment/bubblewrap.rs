@@ -1,0 +1,177 @@
+//! Bubblewrap enforcement of the filesystem split and the labels (R-CON-6, R-CON-7), and
+//! rails relayed from inside the sandbox.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use anvil_bench::driver::runner::{Outcome, ProcessSpec, Stream};
+use anvil_bench::sandbox::{Backend, SandboxPlan};
+use libtest_mimic::Failed;
+
+use super::{Project, SECRET, SH_PATH, bwrap_ready, contained, lines};
+use crate::ensure;
+use crate::support::World;
+
+pub(super) fn bwrap_writes() -> Result<(), Failed> {
+    if !bwrap_ready()? {
+        return Ok(());
+    }
+    let p = Project::new();
+    let before = crate::support::tree(&p.run);
+    let script = r#"
+        echo tampered > "$REPO/src/lib.py" && echo "WROTE repository file"
+        mkdir "$REPO/new" && echo "WROTE repository dir"
+        echo tampered > "$RUN/case.json" && echo "WROTE case.json"
+        rm -f "$RUN/CASE.md" && echo "REMOVED CASE.md"
+        echo x > "$RUN/lifecycle.json" && echo "WROTE lifecycle.json"
+        echo x > "$RUN/extra" && echo "WROTE run root"
+        echo ok > "$RUN/workspace/notes.txt" && echo "WROTE workspace"
+        echo ok > "$RUN/output/proposal.json" && echo "WROTE output"
+        echo ok > /tmp/scratch && echo "WROTE tmp"
+        true"#;
+    let ran = contained(Backend::Bubblewrap, &p.spec("sh", script), &p.plan())?;
+    ensure!(
+        ran.record.outcome == Outcome::Completed,
+        "the sandboxed shell failed: {:?}",
+        ran.record.failure_message()
+    );
+    let out = lines(&ran, Stream::Stdout);
+    ensure!(
+        out == ["WROTE workspace", "WROTE output", "WROTE tmp"],
+        "writes that succeeded inside the sandbox: {out:?}\nstderr: {:?}",
+        lines(&ran, Stream::Stderr)
+    );
+    ensure!(
+        lines(&ran, Stream::Stderr)
+            .iter()
+            .any(|l| l.contains("Read-only file system")),
+        "the refused writes were not refused as read-only: {:?}",
+        lines(&ran, Stream::Stderr)
+    );
+    ensure!(
+        ran.violation.is_none(),
+        "repository changed: {:?}",
+        ran.violation
+    );
+    let mut after = crate::support::tree(&p.run);
+    for written in ["workspace/notes.txt", "output/proposal.json"] {
+        ensure!(
+            after.remove(Path::new(written)).is_some(),
+            "`{written}` was not written"
+        );
+    }
+    ensure!(
+        after == before,
+        "the run root changed: {before:?} -> {after:?}"
+    );
+    Ok(())
+}
+
+pub(super) fn bwrap_rails() -> Result<(), Failed> {
+    if !bwrap_ready()? {
+        return Ok(());
+    }
+    let w = World::new();
+    let run = std::fs::canonicalize(w.open_unit()?.run_dir)?;
+    let labels = w.root().join("labels-private");
+    std::fs::create_dir_all(&labels)?;
+    let plan = SandboxPlan::for_run(
+        &run,
+        Path::new(env!("CARGO_BIN_EXE_anvil-bench")),
+        vec![labels],
+    )
+    .map_err(|e| Failed::from(e.to_string()))?;
+    let script = format!(
+        r#"anvil-bench case add-evidence . --path src/payments/service.py --start-line 32 --end-line 39 && echo "RAIL OK"
+        echo junk >> journal.jsonl && echo "WROTE journal"
+        anvil-bench case open --air '{}' --repo '{}' --skill annotate-unit --target x && echo "OPENED"
+        true"#,
+        w.air().display(),
+        w.repo().display()
+    );
+    let spec = ProcessSpec {
+        program: "sh".into(),
+        args: vec!["-c".into(), script],
+        cwd: run.clone(),
+        env: BTreeMap::from([("PATH".to_string(), SH_PATH.to_string())]),
+        timeout: Duration::from_secs(60),
+        install_hint: None,
+        log_path: None,
+    };
+    let journal_before = std::fs::read_to_string(run.join("journal.jsonl")).unwrap_or_default();
+    let ran = contained(Backend::Bubblewrap, &spec, &plan)?;
+    let (out, err) = (lines(&ran, Stream::Stdout), lines(&ran, Stream::Stderr));
+    ensure!(
+        out.iter().any(|l| l.starts_with("ev-")) && out.iter().any(|l| l == "RAIL OK"),
+        "the relayed rail did not succeed: stdout {out:?} stderr {err:?}"
+    );
+    ensure!(
+        !out.iter().any(|l| l == "WROTE journal"),
+        "the agent wrote journal.jsonl itself: the run root is writable inside"
+    );
+    ensure!(
+        err.iter()
+            .any(|l| l.contains("not available inside the sandbox")),
+        "`case open` from inside was not refused: {err:?}"
+    );
+    let evidence = crate::support::read_json(&run.join("output/evidence.json"));
+    ensure!(
+        evidence["artifacts"]
+            .as_array()
+            .is_some_and(|a| a.len() == 1),
+        "the rail did not record the artifact: {evidence}"
+    );
+    let journal = std::fs::read_to_string(run.join("journal.jsonl"))?;
+    ensure!(
+        journal.starts_with(&journal_before) && !journal.contains("junk"),
+        "the agent wrote the journal itself"
+    );
+    ensure!(
+        crate::support::journal(&run)
+            .iter()
+            .any(|e| e["rail"] == "add-evidence"),
+        "the relayed rail is not in the journal"
+    );
+    Ok(())
+}
+
+pub(super) fn bwrap_labels() -> Result<(), Failed> {
+    if !bwrap_ready()? {
+        return Ok(());
+    }
+    let p = Project::new();
+    let script = r#"
+        cat "$LABELS/answer.json" && echo "READ labels"
+        ls "$LABELS" && echo "LISTED labels"
+        ls -a "$PROJECT"
+        true"#;
+    let ran = contained(Backend::Bubblewrap, &p.spec("sh", script), &p.plan())?;
+    let out = lines(&ran, Stream::Stdout);
+    let all: Vec<&str> = ran.record.lines.iter().map(|l| l.text.as_str()).collect();
+    ensure!(
+        !all.iter()
+            .any(|l| l.contains(SECRET) || l.contains("READ") || l.contains("LISTED")),
+        "the labels were reachable: {all:?}"
+    );
+    ensure!(
+        !out.iter().any(|l| l.contains("labels-private")) && out.iter().any(|l| l == "repo"),
+        "the project directory inside the sandbox shows {out:?}"
+    );
+    // A plan whose mounts would contain the labels is refused before anything runs.
+    let mut plan = p.plan();
+    plan.extra_ro.push(p.root.clone());
+    match contained(Backend::Bubblewrap, &p.spec("sh", "true"), &plan) {
+        Ok(_) => return Err("a plan mounting the labels' parent ran".into()),
+        Err(e) => ensure!(
+            msg(&e).contains("hidden_path_exposed"),
+            "unexpected refusal: {}",
+            msg(&e)
+        ),
+    }
+    Ok(())
+}
+
+fn msg(f: &Failed) -> String {
+    f.message().unwrap_or("").to_string()
+}

@@ -1,0 +1,224 @@
+//! `case investigate`: run a driver on a run and report what the agent left.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use crate::case::CaseError;
+use crate::driver::agent::{
+    ClaudeCodeDriver, CodexDriver, CommandDriver, ExecutionPolicy, ProcessAgent,
+};
+use crate::driver::investigate::{InvestigateError, InvestigateReport, investigate};
+use crate::driver::runner::CancelHandle;
+use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
+use crate::exit;
+use crate::sandbox::Backend;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DriverName {
+    /// In-process: plays a script of rail steps (--script); no process, no model.
+    Scripted,
+    /// Any executable (--command PROG ARGS...).
+    Command,
+    /// Claude Code (`claude`), in stream-json mode.
+    ClaudeCode,
+    /// Codex (`codex exec --json`).
+    Codex,
+}
+
+#[derive(Debug, Args)]
+pub struct InvestigateArgs {
+    /// The run directory.
+    pub run: PathBuf,
+    /// Who investigates.
+    #[arg(long, value_enum)]
+    pub driver: DriverName,
+    /// For --driver scripted: an `anvil-script` v1 file of rail steps.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// For --driver command: the program and its arguments (put last).
+    #[arg(long, value_name = "PROG", num_args = 1.., allow_hyphen_values = true)]
+    pub command: Vec<String>,
+    /// Where the agent runs: bubblewrap (contained) or native (needs --allow-degraded-native).
+    #[arg(long, default_value = "bubblewrap", value_name = "BACKEND")]
+    pub backend: String,
+    /// Acknowledge that native execution cannot enforce read-only repository and case-only writes.
+    #[arg(long)]
+    pub allow_degraded_native: bool,
+    /// Hard wall-clock limit; the whole process group is killed when it passes.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    pub timeout: u64,
+    /// Passed to the agent where it supports it.
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Passed to the agent where it supports it.
+    #[arg(long, value_name = "X")]
+    pub max_budget_usd: Option<f64>,
+    /// The model to ask for.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// A path the agent must never reach (e.g. the evaluator's labels); repeatable.
+    #[arg(long = "hide", value_name = "PATH")]
+    pub hidden: Vec<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn fail(e: &InvestigateError, json: bool) -> u8 {
+    match e {
+        InvestigateError::Case(c) => super::fail(c, json),
+        other => {
+            eprintln!("error: {other}");
+            if json {
+                super::print_json(
+                    &serde_json::json!({"error": {"kind": other.kind(), "message": other.to_string(), "exitCode": other.exit_code()}}),
+                );
+            }
+            other.exit_code()
+        }
+    }
+}
+
+pub fn run(a: InvestigateArgs) -> u8 {
+    if a.driver == DriverName::Scripted {
+        return scripted(&a);
+    }
+    let backend = match Backend::from_flags(&a.backend, a.allow_degraded_native) {
+        Ok(b) => b,
+        Err(e) => return fail(&InvestigateError::Sandbox(e), a.json),
+    };
+    let agent: Box<dyn ProcessAgent> = match a.driver {
+        DriverName::Command => {
+            let Some((program, args)) = a.command.split_first() else {
+                eprintln!("error: --driver command needs --command PROG [ARGS...]");
+                return exit::USAGE;
+            };
+            Box::new(CommandDriver {
+                program: program.clone(),
+                args: args.to_vec(),
+            })
+        }
+        DriverName::ClaudeCode => Box::new(ClaudeCodeDriver),
+        DriverName::Codex => Box::new(CodexDriver),
+        DriverName::Scripted => unreachable!("handled above"),
+    };
+    let engine = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench"));
+    let policy = ExecutionPolicy {
+        backend,
+        timeout: Duration::from_secs(a.timeout),
+        max_turns: a.max_turns,
+        max_budget_usd: a.max_budget_usd,
+        model: a.model.clone(),
+        hidden: a.hidden.clone(),
+        ambient: crate::driver::env::ambient(),
+        engine,
+    };
+    let spinner = if a.json {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new_spinner()
+    };
+    spinner.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    spinner.enable_steady_tick(Duration::from_millis(200));
+    let name = agent.name();
+    let result = investigate(&a.run, agent.as_ref(), &policy, &CancelHandle::new(), |p| {
+        let turns = p
+            .usage
+            .num_turns
+            .map(|n| format!(" · {n} turns"))
+            .unwrap_or_default();
+        let tokens = p
+            .usage
+            .total_tokens()
+            .map(|n| format!(" · {n} tokens"))
+            .unwrap_or_default();
+        spinner.set_message(format!("{name}{turns}{tokens}"));
+    });
+    spinner.finish_and_clear();
+    match result {
+        Ok(report) => {
+            if a.json {
+                super::print_json(&report);
+            } else {
+                print_report(&report);
+            }
+            report.exit_code
+        }
+        Err(e) => fail(&e, a.json),
+    }
+}
+
+fn print_report(r: &InvestigateReport) {
+    println!("{} on {} ({}): {:?}", r.driver, r.run, r.backend, r.outcome);
+    if let Some(f) = &r.failure {
+        println!("failure: {f}");
+    }
+    println!(
+        "state: {} · status: {}",
+        r.state,
+        r.status
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "(none)".into())
+    );
+    let u = &r.usage;
+    println!(
+        "usage: {} in / {} out tokens · {} turns · cost {}",
+        u.input_tokens.map_or("?".into(), |n| n.to_string()),
+        u.output_tokens.map_or("?".into(), |n| n.to_string()),
+        u.num_turns.map_or("?".into(), |n| n.to_string()),
+        u.total_cost_usd.map_or("?".into(), |c| format!("${c:.4}")),
+    );
+    let unenforced: Vec<String> = r
+        .attestation
+        .unenforced
+        .iter()
+        .map(|g| g.id().to_string())
+        .collect();
+    if !unenforced.is_empty() {
+        println!("not enforced: {}", unenforced.join(", "));
+    }
+    if let Some(v) = &r.violation {
+        println!(
+            "CONTAINMENT VIOLATION: the repository changed: {}",
+            v.changed.join(", ")
+        );
+    }
+}
+
+fn scripted(a: &InvestigateArgs) -> u8 {
+    let Some(path) = &a.script else {
+        eprintln!("error: --driver scripted needs --script FILE");
+        return exit::USAGE;
+    };
+    let doc = match ScriptDoc::load(path) {
+        Ok(d) => d,
+        Err(e) => return super::fail(&e, a.json),
+    };
+    let driver = ScriptedAgentDriver::new(&path.display().to_string(), |agent| doc.play(agent));
+    let outcome: Result<_, CaseError> = driver.run(&a.run);
+    match outcome {
+        Ok(record) => {
+            let show = crate::case::rails::show(&a.run);
+            if a.json {
+                super::print_json(&serde_json::json!({"execution": record, "show": show.ok()}));
+            } else if let Ok(s) = show {
+                println!(
+                    "scripted on {}: state {} · status {}",
+                    s.run,
+                    s.state,
+                    s.status
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| "(none)".into())
+                );
+            }
+            exit::OK
+        }
+        Err(e) => super::fail(&e, a.json),
+    }
+}

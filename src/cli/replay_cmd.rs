@@ -1,0 +1,155 @@
+//! `replay-model`: serve the Anthropic Messages API on loopback with a deterministic player.
+
+use std::io::{Read as _, Write as _};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::exit;
+use crate::replay::{Player, ServeOptions, router, serve};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Policy {
+    /// Search the repository for the target, read the best hits, call the rails, propose,
+    /// validate and finalize (or decline honestly).
+    Heuristic,
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = "\
+Point a client at it with ANTHROPIC_BASE_URL=http://ADDR (any ANTHROPIC_API_KEY). The first \
+line on stdout is `listening on http://ADDR` (with --json, one JSON object on one line), so a \
+test can start the server on port 0 and read where it landed. Requests are logged to stderr.\n\n\
+Stopping: SIGINT or SIGTERM; or, with --exit-on-stdin-eof, closing the server's stdin — the \
+reliable way for a test harness (spawn it with a piped stdin and drop the pipe). Open \
+connections get two seconds to finish.")]
+pub struct ReplayArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Play the turns of an `anvil-replay-script` v1 document: `{"format":
+    /// "anvil-replay-script", "formatVersion": 1, "turns": [{"content": [{"type": "text",
+    /// "text": …}, {"type": "tool_use", "name": "Bash", "input": {…}}]}]}`. Turn N answers
+    /// the request that already holds N assistant turns; strings may embed `{{result.K}}`
+    /// (the K-th tool result, 0-based) or `{{result.K|REGEX}}` (its first match or first
+    /// capture group). Unknown fields are refused with their path.
+    #[arg(long, value_name = "FILE", conflicts_with = "policy")]
+    pub script: Option<PathBuf>,
+    /// Play a built-in policy (the default when no script is given).
+    #[arg(long, value_enum)]
+    pub policy: Option<Policy>,
+    /// Append every request and answer to FILE as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+    /// Shut down when stdin reaches end of file.
+    #[arg(long)]
+    pub exit_on_stdin_eof: bool,
+    /// Print the listening line as a JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ReplayArgs) -> u8 {
+    let player = match &args.script {
+        Some(path) => match Player::from_script_file(path) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::REJECTED;
+            }
+        },
+        None => match args.policy.unwrap_or(Policy::Heuristic) {
+            Policy::Heuristic => Player::Heuristic,
+        },
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit::DRIVER;
+        }
+    };
+    let options = ServeOptions {
+        transcript: args.transcript.clone(),
+    };
+    let code = runtime.block_on(async move {
+        let app = match router(player.clone(), &options) {
+            Ok(app) => app,
+            Err(e) => {
+                eprintln!("error: cannot open the transcript: {e}");
+                return exit::REJECTED;
+            }
+        };
+        let listener = match tokio::net::TcpListener::bind(args.listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("error: cannot listen on {}: {e}", args.listen);
+                return exit::REJECTED;
+            }
+        };
+        let addr = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let url = format!("http://{addr}");
+        let line = if args.json {
+            serde_json::json!({"format": "anvil-replay-listening", "formatVersion": 1,
+                "url": url, "address": addr, "player": player.name()})
+            .to_string()
+        } else {
+            format!("listening on {url}")
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+        drop(out);
+        match serve(listener, app, shutdown_signal(args.exit_on_stdin_eof)).await {
+            Ok(()) => exit::OK,
+            Err(e) => {
+                eprintln!("error: server failed: {e}");
+                exit::DRIVER
+            }
+        }
+    });
+    // Do not wait for the stdin reader thread.
+    runtime.shutdown_background();
+    code
+}
+
+/// Resolves on SIGINT, SIGTERM, or (when asked) end of stdin.
+async fn shutdown_signal(stdin_eof: bool) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    if stdin_eof {
+        // A plain thread: blocking reads must not hold up the runtime's shutdown.
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let mut stdin = std::io::stdin();
+            while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+            let _ = tx.send(());
+        });
+    }
+    let stdin_closed = async move {
+        if stdin_eof {
+            let _ = rx.await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => eprintln!("replay-model: interrupted, shutting down"),
+        _ = term => eprintln!("replay-model: terminated, shutting down"),
+        _ = stdin_closed => eprintln!("replay-model: stdin closed, shutting down"),
+    }
+}

@@ -1,0 +1,25 @@
+//! `sandbox-init`: the hidden first process of a bubblewrap sandbox (see
+//! [`crate::sandbox::init`]). Not for people: the engine writes this command line.
+
+use clap::Args;
+
+use crate::sandbox::bridge::Forward;
+
+#[derive(Debug, Args)]
+pub struct SandboxInitArgs {
+    /// Listen on ADDR inside the sandbox and relay each connection to the Unix SOCKET.
+    #[arg(long = "forward", value_name = "ADDR=SOCKET")]
+    pub forwards: Vec<Forward>,
+    /// The agent program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    pub command: Vec<String>,
+}
+
+pub fn sandbox_init(args: SandboxInitArgs) -> u8 {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .map(|(p, r)| (p.as_str(), r))
+        .unwrap_or(("", &[]));
+    crate::sandbox::init::sandbox_init(&args.forwards, program, rest)
+}

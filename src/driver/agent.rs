@@ -1,0 +1,224 @@
+//! The `AgentDriver` seam and the process drivers that configure the runner.
+//!
+//! Invariant: a process driver only says what to run (program, arguments, the environment
+//! variables it may see) and how to read the agent's own accounting from its output; the
+//! runner spawns, streams, times and kills; the sandbox contains. No driver parses a
+//! proposal or touches the run's documents.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::usage::Usage;
+use crate::case::Run;
+use crate::sandbox::Backend;
+
+/// How an investigation may execute: where, for how long, with what budget.
+#[derive(Debug, Clone)]
+pub struct ExecutionPolicy {
+    pub backend: Backend,
+    pub timeout: Duration,
+    pub max_turns: Option<u32>,
+    pub max_budget_usd: Option<f64>,
+    pub model: Option<String>,
+    /// Paths the agent must never reach (the evaluator's labels).
+    pub hidden: Vec<PathBuf>,
+    /// The engine's environment, from which the allowlist picks.
+    pub ambient: Vec<(String, String)>,
+    /// The `anvil-bench` binary the agent calls the rails with (first on its PATH).
+    pub engine: PathBuf,
+}
+
+/// What a process driver wants run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Ambient variables the agent may see, besides the base allowlist (`ANTHROPIC_*`).
+    pub allow: Vec<String>,
+    /// Variables set for the agent, winning over ambient ones.
+    pub set: BTreeMap<String, String>,
+    pub install_hint: Option<String>,
+}
+
+/// Which accounting format the agent prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Accounting {
+    None,
+    ClaudeStreamJson,
+    CodexJsonl,
+}
+
+/// A process-based agent.
+pub trait ProcessAgent {
+    /// `claude-code`, `codex`, `command:<program>`.
+    fn name(&self) -> String;
+    fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand;
+    fn accounting(&self) -> Accounting;
+}
+
+impl Accounting {
+    pub fn observe(self, usage: &mut Usage, line: &str) {
+        match self {
+            Accounting::None => {}
+            Accounting::ClaudeStreamJson => usage.observe_claude(line),
+            Accounting::CodexJsonl => usage.observe_codex(line),
+        }
+    }
+}
+
+/// The brief the agent is given: CASE.md of the run, verbatim.
+pub fn brief(run: &Run) -> String {
+    std::fs::read_to_string(run.dir.join(crate::case::views::CASE_MD)).unwrap_or_default()
+}
+
+/// Any executable, given the run directory as its working directory and CASE.md on
+/// `ANVIL_CASE_MD`'s path.
+#[derive(Debug, Clone)]
+pub struct CommandDriver {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+impl ProcessAgent for CommandDriver {
+    fn name(&self) -> String {
+        format!("command:{}", self.program)
+    }
+
+    fn command(&self, run: &Run, _policy: &ExecutionPolicy) -> AgentCommand {
+        let mut set = BTreeMap::new();
+        set.insert("ANVIL_RUN".into(), run.dir.display().to_string());
+        set.insert(
+            "ANVIL_CASE_MD".into(),
+            run.dir
+                .join(crate::case::views::CASE_MD)
+                .display()
+                .to_string(),
+        );
+        AgentCommand {
+            program: self.program.clone(),
+            args: self.args.clone(),
+            allow: vec![],
+            set,
+            install_hint: None,
+        }
+    }
+
+    fn accounting(&self) -> Accounting {
+        Accounting::None
+    }
+}
+
+/// Claude Code, as `claude -p <CASE.md> --output-format stream-json --verbose`, allowed to
+/// read and search and to call the rails, and nothing else.
+#[derive(Debug, Clone, Default)]
+pub struct ClaudeCodeDriver;
+
+/// The tools Claude Code may use: read and search, the rails, writing output/ files.
+pub const CLAUDE_ALLOWED_TOOLS: &[&str] = &[
+    "Read",
+    "Grep",
+    "Glob",
+    "Write",
+    "Bash(anvil-bench:*)",
+    "Bash(grep:*)",
+];
+
+impl ProcessAgent for ClaudeCodeDriver {
+    fn name(&self) -> String {
+        "claude-code".into()
+    }
+
+    fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand {
+        let mut args = vec![
+            "-p".to_string(),
+            brief(run),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--verbose".into(),
+            // Root refuses --dangerously-skip-permissions; acceptEdits with an explicit tool
+            // allowlist is the strict mode that works everywhere.
+            "--permission-mode".into(),
+            "acceptEdits".into(),
+            "--add-dir".into(),
+            run.doc.inputs.repository.clone(),
+        ];
+        if let Some(n) = policy.max_turns {
+            args.extend(["--max-turns".into(), n.to_string()]);
+        }
+        if let Some(usd) = policy.max_budget_usd {
+            args.extend(["--max-budget-usd".into(), usd.to_string()]);
+        }
+        if let Some(model) = &policy.model {
+            args.extend(["--model".into(), model.clone()]);
+        }
+        // --allowedTools takes several values: it goes last.
+        args.push("--allowedTools".into());
+        args.extend(CLAUDE_ALLOWED_TOOLS.iter().map(|s| s.to_string()));
+        let set = [
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        AgentCommand {
+            program: "claude".into(),
+            args,
+            allow: vec!["ANTHROPIC_*".into()],
+            set,
+            install_hint: Some("npm i -g @anthropic-ai/claude-code".into()),
+        }
+    }
+
+    fn accounting(&self) -> Accounting {
+        Accounting::ClaudeStreamJson
+    }
+}
+
+/// Codex, as `codex exec --json` in the run directory.
+#[derive(Debug, Clone, Default)]
+pub struct CodexDriver;
+
+impl ProcessAgent for CodexDriver {
+    fn name(&self) -> String {
+        "codex".into()
+    }
+
+    fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand {
+        let mut args = vec![
+            "exec".to_string(),
+            "--json".into(),
+            "--skip-git-repo-check".into(),
+            "--ephemeral".into(),
+            "--cd".into(),
+            run.dir.display().to_string(),
+        ];
+        match policy.backend {
+            // Inside bubblewrap the run is already contained; codex's own sandbox cannot
+            // nest there.
+            Backend::Bubblewrap => args.push("--dangerously-bypass-approvals-and-sandbox".into()),
+            Backend::Native { .. } => args.extend(["--sandbox".into(), "workspace-write".into()]),
+        }
+        if let Some(model) = &policy.model {
+            args.extend(["--model".into(), model.clone()]);
+        }
+        args.push(brief(run));
+        AgentCommand {
+            program: "codex".into(),
+            args,
+            allow: vec!["OPENAI_*".into(), "CODEX_*".into()],
+            set: BTreeMap::new(),
+            install_hint: Some("npm i -g @openai/codex".into()),
+        }
+    }
+
+    fn accounting(&self) -> Accounting {
+        Accounting::CodexJsonl
+    }
+}

@@ -1,0 +1,235 @@
+//! `case investigate`: run one agent on one run, contained and accounted for.
+//!
+//! Invariant: the agent gets the run directory as its working directory, CASE.md as its
+//! brief, an allowlisted environment, and the backend's containment; afterwards the engine
+//! records what happened in `execution.json` (log, timings, usage, attestation, repository
+//! before/after) whatever the agent's own result says.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::agent::{ExecutionPolicy, ProcessAgent};
+use super::env::{BASE_ALLOW, allowlisted_env, home_overrides};
+use super::runner::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
+use super::usage::Usage;
+use crate::case::lifecycle::{Lifecycle, State};
+use crate::case::{CaseError, Run};
+use crate::exit;
+use crate::sandbox::{
+    Attestation, Backend, ConnectionAttempt, ContainmentViolation, Endpoint, RepoSnapshot,
+    SandboxError, SandboxPlan, run_contained_blocking,
+};
+
+pub const EXECUTION_JSON: &str = "execution.json";
+pub const EXECUTION_LOG: &str = "execution.log.jsonl";
+/// The in-sandbox port of the CONNECT proxy for a real (https) model endpoint.
+pub const PROXY_PORT: u16 = 18443;
+
+/// `execution.json`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionDoc {
+    pub format: &'static str,
+    pub format_version: u32,
+    pub driver: String,
+    pub backend: String,
+    pub record: ExecutionRecord,
+    pub usage: Usage,
+    pub attestation: Attestation,
+    pub connections: Vec<ConnectionAttempt>,
+    pub repository_before: RepoSnapshot,
+    pub repository_after: RepoSnapshot,
+    pub violation: Option<ContainmentViolation>,
+}
+
+/// What `case investigate` reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InvestigateReport {
+    pub format: &'static str,
+    pub format_version: u32,
+    pub run: String,
+    pub driver: String,
+    pub backend: String,
+    pub outcome: Outcome,
+    pub failure: Option<String>,
+    pub state: State,
+    pub status: Option<Value>,
+    pub usage: Usage,
+    pub attestation: Attestation,
+    pub violation: Option<ContainmentViolation>,
+    pub exit_code: u8,
+}
+
+/// Progress while the agent runs.
+#[derive(Debug, Clone)]
+pub struct Progress<'a> {
+    pub line: &'a LogLine,
+    pub usage: &'a Usage,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InvestigateError {
+    #[error(transparent)]
+    Case(#[from] CaseError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error("cannot investigate: {0}")]
+    Refused(String),
+}
+
+impl InvestigateError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            InvestigateError::Case(e) => e.kind(),
+            InvestigateError::Sandbox(e) => e.kind(),
+            InvestigateError::Refused(_) => "investigate_refused",
+        }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            InvestigateError::Case(_) | InvestigateError::Refused(_) => exit::REJECTED,
+            InvestigateError::Sandbox(e) => e.exit_code(),
+        }
+    }
+}
+
+/// The model endpoint the agent may reach from inside a sandbox, and the variables that
+/// point it there: a loopback `*_BASE_URL` is forwarded on its own port; otherwise the
+/// vendor's API host goes through the allowlisting CONNECT proxy.
+fn model_endpoint(
+    agent: &str,
+    env: &BTreeMap<String, String>,
+) -> Result<(Endpoint, BTreeMap<String, String>), InvestigateError> {
+    let (var, default) = match agent {
+        "codex" => ("OPENAI_BASE_URL", "https://api.openai.com"),
+        _ => ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    };
+    let url = env.get(var).cloned().unwrap_or_else(|| default.to_string());
+    let endpoint = Endpoint::for_base_url(&url, PROXY_PORT).map_err(InvestigateError::Refused)?;
+    let mut set = BTreeMap::new();
+    if let Endpoint::ConnectProxy { listen_port, .. } = &endpoint {
+        let proxy = format!("http://127.0.0.1:{listen_port}");
+        set.insert("HTTPS_PROXY".to_string(), proxy.clone());
+        set.insert("https_proxy".to_string(), proxy);
+    }
+    Ok((endpoint, set))
+}
+
+/// Runs `agent` on the run at `run_dir` under `policy`.
+pub fn investigate(
+    run_dir: &Path,
+    agent: &dyn ProcessAgent,
+    policy: &ExecutionPolicy,
+    cancel: &CancelHandle,
+    mut progress: impl FnMut(Progress) + Send,
+) -> Result<InvestigateReport, InvestigateError> {
+    let run = Run::load(run_dir)?;
+    let lc = Lifecycle::load(run_dir)?;
+    if lc.state != State::Open {
+        return Err(InvestigateError::Refused(format!(
+            "the run is {}; an investigation starts from an open run",
+            lc.state
+        )));
+    }
+    let command = agent.command(&run, policy);
+    let home = run_dir.join("workspace").join(".home");
+    std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
+    let mut set = home_overrides(&home)
+        .ok_or_else(|| InvestigateError::Refused("the run path is not UTF-8".into()))?;
+    let engine_dir = policy
+        .engine
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let ambient_path = policy
+        .ambient
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    set.insert(
+        "PATH".into(),
+        format!("{}:{ambient_path}", engine_dir.display()),
+    );
+    set.extend(command.set.clone());
+    let mut allow: Vec<&str> = BASE_ALLOW.to_vec();
+    allow.extend(command.allow.iter().map(String::as_str));
+    let mut env = allowlisted_env(policy.ambient.clone(), &allow, set);
+
+    let mut plan = SandboxPlan::for_run(run_dir, &policy.engine, policy.hidden.clone())?;
+    if matches!(policy.backend, Backend::Bubblewrap) && !command.allow.is_empty() {
+        let (endpoint, extra) = model_endpoint(&agent.name(), &env)?;
+        plan.endpoints.push(endpoint);
+        env.extend(extra);
+    }
+    let spec = ProcessSpec {
+        program: command.program.clone(),
+        args: command.args.clone(),
+        cwd: run_dir.to_path_buf(),
+        env,
+        timeout: policy.timeout,
+        install_hint: command.install_hint.clone(),
+        log_path: Some(run_dir.join(EXECUTION_LOG)),
+    };
+    let accounting = agent.accounting();
+    let mut usage = Usage::default();
+    let contained = run_contained_blocking(&policy.backend, &spec, &plan, cancel, |line| {
+        accounting.observe(&mut usage, &line.text);
+        progress(Progress {
+            line,
+            usage: &usage,
+        });
+    })?;
+    let backend = serde_json::to_value(policy.backend.kind())
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let doc = ExecutionDoc {
+        format: "anvil-execution",
+        format_version: 1,
+        driver: agent.name(),
+        backend: backend.clone(),
+        record: contained.record.clone(),
+        usage: usage.clone(),
+        attestation: contained.attestation.clone(),
+        connections: contained.connections.clone(),
+        repository_before: contained.repository_before.clone(),
+        repository_after: contained.repository_after.clone(),
+        violation: contained.violation.clone(),
+    };
+    let path = run_dir.join(EXECUTION_JSON);
+    crate::fsio::write_json_atomic(&path, &doc).map_err(CaseError::io("write", path))?;
+
+    let lc = Lifecycle::load(run_dir)?;
+    let result: Option<Value> =
+        crate::case::store::read_doc(run_dir, crate::case::store::RESULT_JSON)
+            .ok()
+            .flatten();
+    let exit_code = if contained.violation.is_some() {
+        exit::CONTAINMENT
+    } else if contained.record.outcome != Outcome::Completed {
+        exit::DRIVER
+    } else {
+        exit::OK
+    };
+    Ok(InvestigateReport {
+        format: "anvil-investigation",
+        format_version: 1,
+        run: run_dir.display().to_string(),
+        driver: agent.name(),
+        backend,
+        outcome: contained.record.outcome,
+        failure: contained.record.failure_message(),
+        state: lc.state,
+        status: result.and_then(|r| r.get("status").cloned()),
+        usage,
+        attestation: contained.attestation,
+        violation: contained.violation,
+        exit_code,
+    })
+}

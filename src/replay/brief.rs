@@ -1,0 +1,225 @@
+//! Reading a case brief (CASE.md) the way an agent does: from the prompt text alone.
+//!
+//! Invariant: nothing here touches the filesystem or case.json — the heuristic policy
+//! knows only what the conversation says, like any model would.
+
+use globset::GlobBuilder;
+use serde_json::Value;
+
+/// What the heuristic needs from CASE.md.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Brief {
+    pub case_key: String,
+    pub target: String,
+    pub skill: String,
+    /// Absolute path of the repository under investigation.
+    pub repository: String,
+    pub search_terms: Vec<String>,
+    /// The writable field (`unit`), its predicate (`field.unit`) and allowed values (empty
+    /// when the constraint is not a list).
+    pub field: String,
+    pub predicate: String,
+    pub allowed: Vec<String>,
+    /// (glob, kind) in order: the first match wins.
+    pub scopes: Vec<(String, String)>,
+    /// kind → strength.
+    pub strengths: Vec<(String, f64)>,
+    /// The proposal skeleton from "Expected output".
+    pub skeleton: Option<Value>,
+}
+
+/// Text between the first pair of backticks after `prefix` in `line`.
+fn ticked_after<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let rest = &text[text.find(prefix)? + prefix.len()..];
+    let rest = &rest[rest.find('`')? + 1..];
+    Some(&rest[..rest.find('`')?])
+}
+
+fn all_ticked(s: &str) -> Vec<String> {
+    s.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+fn section<'a>(text: &'a str, heading: &str) -> &'a str {
+    let Some(start) = text.find(heading) else {
+        return "";
+    };
+    let body = &text[start + heading.len()..];
+    match body.find("\n## ") {
+        Some(end) => &body[..end],
+        None => body,
+    }
+}
+
+impl Brief {
+    /// Parses the brief out of `text`; `None` when it is not a case brief.
+    pub fn parse(text: &str) -> Option<Brief> {
+        let case_key = ticked_after(text, "# Case ")?.to_string();
+        let target = ticked_after(section(text, "## Target"), "")?.to_string();
+        let skill = ticked_after(text, ", skill ")?;
+        let skill = skill.split('@').next().unwrap_or(skill).to_string();
+        let repository = ticked_after(text, "The repository under investigation is ")?.to_string();
+        let search_terms = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("- Search terms:"))
+            .map(all_ticked)
+            .unwrap_or_default();
+        let writes = section(text, "## What you may write");
+        let (field, predicate, allowed) = writes.lines().find_map(|l| {
+            let l = l.trim().strip_prefix("- `")?;
+            let (field, rest) = l.split_once('`')?;
+            let predicate = ticked_after(rest, "(asserted by predicate ")?;
+            let constraint = rest.split_once("): ").map(|(_, c)| c).unwrap_or("");
+            let allowed = match constraint.strip_prefix("one of ") {
+                Some(list) => list.split(", ").map(|v| v.trim().to_string()).collect(),
+                None if constraint.starts_with("true or false") => {
+                    vec!["true".into(), "false".into()]
+                }
+                None => vec![],
+            };
+            Some((field.to_string(), predicate.to_string(), allowed))
+        })?;
+        let evidence = section(text, "## Admissible evidence");
+        let scopes = evidence
+            .lines()
+            .filter_map(|l| {
+                let (glob, kind) = l.trim().strip_prefix("- `")?.split_once("` → ")?;
+                Some((glob.to_string(), kind.trim().to_string()))
+            })
+            .collect();
+        let strengths = evidence
+            .lines()
+            .filter_map(|l| {
+                let cells: Vec<&str> = l
+                    .trim()
+                    .trim_matches('|')
+                    .split('|')
+                    .map(str::trim)
+                    .collect();
+                match cells.as_slice() {
+                    [kind, strength] => Some((kind.to_string(), strength.parse().ok()?)),
+                    _ => None,
+                }
+            })
+            .collect();
+        let expected = section(text, "## Expected output");
+        let skeleton = expected
+            .split("```json")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .and_then(|json| serde_json::from_str(json).ok());
+        Some(Brief {
+            case_key,
+            target,
+            skill,
+            repository,
+            search_terms,
+            field,
+            predicate,
+            allowed,
+            scopes,
+            strengths,
+            skeleton,
+        })
+    }
+
+    /// The target's own name: the first search term, else the key's last segment.
+    pub fn name(&self) -> &str {
+        self.search_terms
+            .first()
+            .map(String::as_str)
+            .unwrap_or_else(|| self.target.rsplit('.').next().unwrap_or(&self.target))
+    }
+
+    /// The evidence kind and strength of a repository-relative path (`None`: outside every
+    /// scope, so the engine would refuse it). Globs match whole paths; `*` stays within
+    /// one path segment.
+    pub fn classify(&self, rel_path: &str) -> Option<(&str, f64)> {
+        let kind = self.scopes.iter().find_map(|(glob, kind)| {
+            let m = GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+                .ok()?
+                .compile_matcher();
+            m.is_match(rel_path).then_some(kind.as_str())
+        })?;
+        let strength = self
+            .strengths
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, s)| *s)
+            .unwrap_or(0.5);
+        Some((kind, strength))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A brief rendered by the engine itself, so the parser follows the real views.
+    pub(crate) fn demo_brief(skill: &str, target: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        crate::demo::write_example(dir.path()).unwrap();
+        let opened = crate::case::open(&crate::case::OpenRequest {
+            air: dir.path().join("air.json"),
+            repo: dir.path().join("repo"),
+            skill: skill.into(),
+            target: target.into(),
+            deficiency: None,
+            cases_dir: dir.path().join("cases"),
+            executor: "test".into(),
+            scopes: vec![],
+            mode: crate::case::OpenMode::New,
+        })
+        .unwrap();
+        std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap()
+    }
+
+    #[test]
+    fn parses_what_the_engine_renders() {
+        let text = demo_brief(
+            "annotate-unit",
+            "op.create_payment.input.body.capture_timeout",
+        );
+        let b = Brief::parse(&text).expect("a brief");
+        assert_eq!(b.target, "op.create_payment.input.body.capture_timeout");
+        assert_eq!(b.skill, "annotate-unit");
+        assert!(b.repository.ends_with("/repo"), "{}", b.repository);
+        assert_eq!(b.name(), "capture_timeout");
+        assert_eq!(
+            (b.field.as_str(), b.predicate.as_str()),
+            ("unit", "field.unit")
+        );
+        assert!(b.allowed.contains(&"ms".to_string()) && b.allowed.contains(&"s".to_string()));
+        assert_eq!(
+            b.classify("tests/test_capture.py"),
+            Some(("contract_test", 0.85))
+        );
+        assert_eq!(
+            b.classify("src/payments/service.py"),
+            Some(("implementation", 0.9))
+        );
+        assert_eq!(b.classify("docs/payments.md"), Some(("doc", 0.6)));
+        assert_eq!(b.classify("Makefile"), None);
+        let skeleton = b.skeleton.expect("skeleton");
+        assert_eq!(skeleton["patch"]["target"], b.target.as_str());
+    }
+
+    #[test]
+    fn parses_a_boolean_field_brief() {
+        let text = demo_brief("enrich-error", "op.create_payment.error.RATE_LIMITED");
+        let b = Brief::parse(&text).unwrap();
+        assert_eq!(b.field, "retryable");
+        assert_eq!(b.allowed, ["true", "false"]);
+        assert_eq!(b.name(), "RATE_LIMITED");
+    }
+
+    #[test]
+    fn other_text_is_not_a_brief() {
+        assert_eq!(Brief::parse("say hi"), None);
+    }
+}

@@ -1,0 +1,314 @@
+//! `replay-model`: a loopback server speaking enough of the Anthropic Messages API that a
+//! real agent client (Claude Code, through `ANTHROPIC_BASE_URL`) runs its whole tool loop
+//! against a deterministic player instead of a model — no network, no key.
+//!
+//! * [`api`] — the wire: reading a request's conversation, writing a turn as JSON or SSE,
+//!   usage numbers derived from sizes.
+//! * [`script`] — `--script FILE`: scripted turns with tool-result placeholders.
+//! * [`heuristic`] — `--policy heuristic`: search, read, cite, claim, propose, validate,
+//!   finalize — or decline honestly.
+//! * [`brief`] — reading CASE.md from the prompt; [`rules`] — the inference rules, kept
+//!   apart so other investigators can reuse them.
+//!
+//! Endpoints: `POST /v1/messages` (streaming SSE or JSON), `POST /v1/messages/count_tokens`,
+//! `GET`/`HEAD` of anything else (200, for connectivity probes such as `/api/hello`); any
+//! other request gets a 404 in the API's error shape. Every request is logged to stderr
+//! and, with a transcript, appended to it as one JSON line.
+//!
+//! Invariant: the server holds no conversation state. Which turn to play is derived from
+//! the request's own history, so a retried or duplicated request gets the same answer and
+//! any number of conversations can share one server.
+
+pub mod api;
+pub mod brief;
+pub mod heuristic;
+pub mod rules;
+pub mod script;
+
+use std::convert::Infallible;
+use std::fs::File;
+use std::future::Future;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+use api::{Conversation, Reply, Turn, error_json};
+pub use script::{Script, ScriptError};
+
+/// Who plays the assistant.
+#[derive(Debug, Clone)]
+pub enum Player {
+    Script(Script),
+    Heuristic,
+}
+
+impl Player {
+    /// Loads `--script FILE`.
+    pub fn from_script_file(path: &Path) -> Result<Player, ScriptError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScriptError {
+            path: ".".into(),
+            reason: format!("cannot read `{}`: {e}", path.display()),
+        })?;
+        Script::parse(&text).map(Player::Script)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Player::Script(_) => "script",
+            Player::Heuristic => "heuristic",
+        }
+    }
+
+    /// The turn that answers `body`. A request that offers no tools is a side call of the
+    /// client (a title, a quota probe): it gets a short text reply.
+    pub fn answer(&self, body: &Value) -> (Turn, &'static str) {
+        let conv = Conversation::from_request(body);
+        if conv.tools.is_empty() {
+            return (Turn::text("Replay model."), "auxiliary");
+        }
+        let turn = match self {
+            Player::Script(s) => s.answer(&conv),
+            Player::Heuristic => heuristic::answer(&conv),
+        };
+        (turn, "turn")
+    }
+
+    /// The full reply to a request body of `body_len` bytes.
+    pub fn reply(&self, body: &Value, body_len: usize) -> (Reply, &'static str) {
+        let (turn, kind) = self.answer(body);
+        let position = Conversation::from_request(body).assistant_turns;
+        (Reply::build(&turn, position, body, body_len), kind)
+    }
+}
+
+struct Shared {
+    player: Player,
+    transcript: Option<Mutex<File>>,
+    seq: AtomicU64,
+}
+
+impl Shared {
+    fn record(&self, entry: Value) {
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let get = |k: &str| entry.get(k).cloned().unwrap_or(Value::Null);
+        eprintln!(
+            "replay-model: #{seq} {} {} model={} messages={} -> {}",
+            get("method").as_str().unwrap_or(""),
+            get("path").as_str().unwrap_or(""),
+            get("model").as_str().unwrap_or("-"),
+            get("messages"),
+            get("outcome").as_str().unwrap_or(""),
+        );
+        if let Some(file) = &self.transcript {
+            let mut line = json!({"seq": seq});
+            if let (Value::Object(dst), Value::Object(src)) = (&mut line, entry) {
+                dst.extend(src);
+            }
+            if let Ok(mut f) = file.lock() {
+                let _ = writeln!(f, "{line}");
+                let _ = f.flush();
+            }
+        }
+    }
+}
+
+/// Options of one server.
+#[derive(Debug, Default)]
+pub struct ServeOptions {
+    /// Append every request and answer to this JSONL file.
+    pub transcript: Option<std::path::PathBuf>,
+}
+
+/// The router, for tests and embedding.
+pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router> {
+    let transcript = match &options.transcript {
+        Some(path) => Some(Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?,
+        )),
+        None => None,
+    };
+    let shared = Arc::new(Shared {
+        player,
+        transcript,
+        seq: AtomicU64::new(0),
+    });
+    Ok(Router::new()
+        .route("/v1/messages", post(messages))
+        .route("/v1/messages/count_tokens", post(count_tokens))
+        .fallback(fallback)
+        .layer(DefaultBodyLimit::max(256 * 1024 * 1024))
+        .with_state(shared))
+}
+
+/// Serves on `listener` until `shutdown` resolves; connections still open two seconds
+/// later are dropped.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut rx2 = rx.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = tx.send(true);
+    });
+    let graceful = async move {
+        let mut rx = rx;
+        let _ = rx.wait_for(|v| *v).await;
+    };
+    let server = axum::serve(listener, router).with_graceful_shutdown(graceful);
+    tokio::select! {
+        r = server => r,
+        _ = async move {
+            let _ = rx2.wait_for(|v| *v).await;
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        } => Ok(()),
+    }
+}
+
+fn parse_body(bytes: &Bytes) -> Result<Value, String> {
+    serde_json::from_slice::<Value>(bytes).map_err(|e| format!("request body is not JSON: {e}"))
+}
+
+fn bad_request(message: &str) -> Response {
+    let body = error_json("invalid_request_error", message);
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+fn summary(body: &Value) -> (Value, usize, bool) {
+    let model = body.get("model").cloned().unwrap_or(Value::Null);
+    let n = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .map(Vec::len)
+        .unwrap_or(0);
+    let stream = body.get("stream").and_then(Value::as_bool) == Some(true);
+    (model, n, stream)
+}
+
+async fn messages(State(shared): State<Arc<Shared>>, uri: Uri, bytes: Bytes) -> Response {
+    let body = match parse_body(&bytes) {
+        Ok(b) => b,
+        Err(message) => {
+            shared.record(
+                json!({"method": "POST", "path": uri.to_string(), "outcome": "400 not JSON"}),
+            );
+            return bad_request(&message);
+        }
+    };
+    let (model, n, stream) = summary(&body);
+    let (reply, kind) = shared.player.reply(&body, bytes.len());
+    let message = reply.message_json();
+    shared.record(json!({
+        "method": "POST", "path": uri.to_string(), "kind": kind, "model": model, "messages": n,
+        "stream": stream, "outcome": format!("{kind} {} ({} blocks)", reply.stop_reason, reply.content.len()),
+        "request": body, "response": message,
+    }));
+    if stream {
+        sse_response(&reply)
+    } else {
+        axum::Json(message).into_response()
+    }
+}
+
+/// The streaming response: the reply's events, framed by axum's SSE support.
+pub fn sse_response(reply: &Reply) -> Response {
+    let events: Vec<Result<Event, Infallible>> = reply
+        .sse_events()
+        .into_iter()
+        .map(|(name, data)| Ok(Event::default().event(name).data(data.to_string())))
+        .collect();
+    Sse::new(futures_util::stream::iter(events)).into_response()
+}
+
+async fn count_tokens(State(shared): State<Arc<Shared>>, uri: Uri, bytes: Bytes) -> Response {
+    let body = match parse_body(&bytes) {
+        Ok(b) => b,
+        Err(message) => return bad_request(&message),
+    };
+    let (model, n, _) = summary(&body);
+    let tokens = (bytes.len() as u64).div_ceil(4).max(1);
+    shared.record(json!({
+        "method": "POST", "path": uri.to_string(), "kind": "count_tokens", "model": model,
+        "messages": n, "outcome": format!("count_tokens {tokens}"), "request": body,
+    }));
+    axum::Json(json!({"input_tokens": tokens})).into_response()
+}
+
+async fn fallback(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
+    let ok = method == Method::GET || method == Method::HEAD;
+    shared.record(json!({
+        "method": method.as_str(), "path": uri.to_string(), "kind": "other",
+        "outcome": if ok { "200 probe" } else { "404" },
+    }));
+    if ok {
+        axum::Json(json!({})).into_response()
+    } else {
+        let message = format!("replay-model does not serve {method} {}", uri.path());
+        (
+            StatusCode::NOT_FOUND,
+            axum::Json(error_json("not_found_error", &message)),
+        )
+            .into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::Block;
+
+    #[tokio::test]
+    async fn sse_framing_is_event_then_data_then_a_blank_line() {
+        let turn = Turn {
+            blocks: vec![
+                Block::Text("line one\nline two".into()),
+                Block::ToolUse {
+                    name: "Bash".into(),
+                    input: json!({"command": "pwd"}),
+                },
+            ],
+        };
+        let body = json!({"model": "m", "messages": [], "tools": [{"name": "Bash"}]});
+        let reply = Reply::build(&turn, 0, &body, 10);
+        let resp = sse_response(&reply);
+        assert_eq!(resp.headers()["content-type"], "text/event-stream");
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        let frames: Vec<&str> = text.split_terminator("\n\n").collect();
+        let expected = reply.sse_events();
+        assert_eq!(frames.len(), expected.len(), "{text}");
+        for (frame, (name, data)) in frames.iter().zip(&expected) {
+            let lines: Vec<&str> = frame.lines().collect();
+            assert_eq!(lines, [format!("event: {name}"), format!("data: {data}")]);
+        }
+        // A newline inside text is escaped by JSON, so it never splits a data line.
+        assert!(text.contains(r"line one\nline two"));
+    }
+
+    #[test]
+    fn side_calls_without_tools_get_a_short_text_reply() {
+        let body = json!({"model": "small", "max_tokens": 1, "messages": [{"role": "user", "content": "quota"}]});
+        let (reply, kind) = Player::Heuristic.reply(&body, 80);
+        assert_eq!(kind, "auxiliary");
+        assert_eq!(reply.stop_reason, "end_turn");
+        assert_eq!(reply.model, "small");
+    }
+}

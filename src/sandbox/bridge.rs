@@ -1,0 +1,502 @@
+//! The model-endpoint bridge: the sandboxed agent's only way out.
+//!
+//! Inside the sandbox, [`serve_forwards`] (run by `anvil-bench sandbox-init`) listens on the
+//! sandbox's own loopback and relays each connection through a Unix socket bound into the
+//! sandbox. Outside, a [`Bridge`] accepts on those sockets and connects only where policy
+//! allows: a [`Endpoint::Forward`] to its one fixed target (the host:port of
+//! `ANTHROPIC_BASE_URL`), a [`Endpoint::ConnectProxy`] to the `CONNECT` targets on its
+//! allowlist (answering any other request with `403` and logging it).
+//!
+//! Invariant: the engine side never opens a connection the policy does not name, and every
+//! connection that reaches it is in the log with its decision. When the bridge stops, its
+//! sockets are removed and every relayed connection is shut down.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::attest::{ConnectionAttempt, Decision};
+use crate::case::lifecycle::now;
+
+/// How long the engine waits for an endpoint to accept a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a proxy client may take to send its request head, and how big it may be.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+const MAX_HEAD: usize = 16 * 1024;
+
+/// One way out of the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Endpoint {
+    /// Inside, `127.0.0.1:listen_port` reaches `target` (`host:port`) outside, and nothing else.
+    #[serde(rename_all = "camelCase")]
+    Forward { listen_port: u16, target: String },
+    /// Inside, `HTTPS_PROXY=http://127.0.0.1:listen_port`: an HTTP CONNECT proxy that tunnels
+    /// only to the `host:port` pairs in `allow` and refuses everything else with 403.
+    #[serde(rename_all = "camelCase")]
+    ConnectProxy {
+        listen_port: u16,
+        allow: Vec<String>,
+    },
+}
+
+impl Endpoint {
+    pub fn listen_port(&self) -> u16 {
+        match self {
+            Endpoint::Forward { listen_port, .. } | Endpoint::ConnectProxy { listen_port, .. } => {
+                *listen_port
+            }
+        }
+    }
+
+    /// The in-sandbox address the agent connects to.
+    pub fn via(&self) -> String {
+        format!("127.0.0.1:{}", self.listen_port())
+    }
+
+    /// The endpoint that lets an agent inside reach the model at `base_url` unchanged:
+    /// a loopback `http://` URL is forwarded on the same port; an `https://` URL goes through
+    /// a CONNECT proxy on `proxy_port` that admits only its host and port.
+    pub fn for_base_url(base_url: &str, proxy_port: u16) -> Result<Endpoint, String> {
+        let (scheme, rest) = base_url
+            .split_once("://")
+            .ok_or_else(|| format!("`{base_url}` is not a URL"))?;
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let default_port = match scheme {
+            "http" => 80,
+            "https" => 443,
+            _ => return Err(format!("`{base_url}`: only http and https can be bridged")),
+        };
+        let (host, port) = split_host_port(authority, default_port)
+            .ok_or_else(|| format!("`{base_url}` has no usable host and port"))?;
+        let target = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        match scheme {
+            "http" if matches!(host.as_str(), "127.0.0.1" | "localhost" | "::1") => {
+                Ok(Endpoint::Forward {
+                    listen_port: port,
+                    target,
+                })
+            }
+            "http" => Err(format!(
+                "`{base_url}`: a plain-http endpoint must be on loopback to be bridged"
+            )),
+            _ => Ok(Endpoint::ConnectProxy {
+                listen_port: proxy_port,
+                allow: vec![target],
+            }),
+        }
+    }
+}
+
+/// `host[:port]` or `[v6][:port]`, host lowercased.
+fn split_host_port(authority: &str, default_port: u16) -> Option<(String, u16)> {
+    let authority = authority.rsplit('@').next()?;
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None if after.is_empty() => default_port,
+            None => return None,
+        };
+        (host.to_string(), port)
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), p.parse().ok()?),
+            None => (authority.to_string(), default_port),
+        }
+    };
+    (!host.is_empty()).then(|| (host.to_ascii_lowercase(), port))
+}
+
+/// Normalises a `host:port` for comparison with an allowlist entry.
+fn normal_target(target: &str) -> Option<String> {
+    let (host, port) = split_host_port(target, 0)?;
+    (port != 0).then(|| {
+        if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        }
+    })
+}
+
+/// Relayed connections, so stopping the bridge can shut every one of them down.
+#[derive(Default)]
+struct Live {
+    next: AtomicU64,
+    conns: Mutex<HashMap<u64, (UnixStream, Option<TcpStream>)>>,
+}
+
+impl Live {
+    fn add(&self, unix: &UnixStream) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let (Ok(mut conns), Ok(clone)) = (self.conns.lock(), unix.try_clone()) {
+            conns.insert(id, (clone, None));
+        }
+        id
+    }
+    fn upstream(&self, id: u64, tcp: &TcpStream) {
+        if let (Ok(mut conns), Ok(clone)) = (self.conns.lock(), tcp.try_clone())
+            && let Some(entry) = conns.get_mut(&id)
+        {
+            entry.1 = Some(clone);
+        }
+    }
+    fn remove(&self, id: u64) {
+        if let Ok(mut conns) = self.conns.lock() {
+            conns.remove(&id);
+        }
+    }
+    fn shutdown_all(&self) {
+        if let Ok(mut conns) = self.conns.lock() {
+            for (_, (unix, tcp)) in conns.drain() {
+                let _ = unix.shutdown(Shutdown::Both);
+                if let Some(tcp) = tcp {
+                    let _ = tcp.shutdown(Shutdown::Both);
+                }
+            }
+        }
+    }
+}
+
+struct Shared {
+    stop: AtomicBool,
+    log: Mutex<Vec<ConnectionAttempt>>,
+    live: Live,
+}
+
+impl Shared {
+    fn record(&self, via: &str, target: &str, decision: Decision, reason: Option<String>) {
+        if let Ok(mut log) = self.log.lock() {
+            log.push(ConnectionAttempt {
+                at: now(),
+                via: via.to_string(),
+                target: target.to_string(),
+                decision,
+                reason,
+            });
+        }
+    }
+}
+
+/// The engine side of the bridge: one Unix socket per endpoint in a private directory.
+pub struct Bridge {
+    dir: PathBuf,
+    sockets: Vec<PathBuf>,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Bridge {
+    /// Creates `dir` (which must not exist) and starts serving one socket per endpoint.
+    pub fn start(dir: &Path, endpoints: &[Endpoint]) -> io::Result<Bridge> {
+        std::fs::create_dir(dir)?;
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            log: Mutex::new(Vec::new()),
+            live: Live::default(),
+        });
+        let mut bridge = Bridge {
+            dir: dir.to_path_buf(),
+            sockets: Vec::new(),
+            shared: shared.clone(),
+            threads: Vec::new(),
+        };
+        for (i, endpoint) in endpoints.iter().enumerate() {
+            let endpoint = endpoint.clone();
+            let inner = shared.clone();
+            bridge.add_service(
+                &Bridge::socket_name(i),
+                Arc::new(move |stream| serve(stream, &endpoint, &inner)),
+            )?;
+        }
+        Ok(bridge)
+    }
+
+    /// Serves another socket `name` in the bridge directory: each connection is handed to
+    /// `handler` on a thread of its own, until the bridge stops.
+    pub fn add_service(
+        &mut self,
+        name: &str,
+        handler: Arc<dyn Fn(UnixStream) + Send + Sync>,
+    ) -> io::Result<()> {
+        let path = self.dir.join(name);
+        let listener = UnixListener::bind(&path)?;
+        self.sockets.push(path);
+        let shared = self.shared.clone();
+        self.threads.push(std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if shared.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Ok(stream) = stream {
+                    let handler = handler.clone();
+                    std::thread::spawn(move || handler(stream));
+                }
+            }
+        }));
+        Ok(())
+    }
+
+    /// The directory holding the sockets (bound into the sandbox).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The socket file name serving `endpoints[index]`.
+    pub fn socket_name(index: usize) -> String {
+        format!("endpoint-{index}.sock")
+    }
+
+    /// Every connection that reached the bridge so far.
+    pub fn log(&self) -> Vec<ConnectionAttempt> {
+        self.shared
+            .log
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// Stops accepting, shuts every relayed connection down, removes the sockets and
+    /// returns the log. Idempotent.
+    pub fn stop(&mut self) -> Vec<ConnectionAttempt> {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        for socket in &self.sockets {
+            // Wake the accept loop so it sees the flag.
+            let _ = UnixStream::connect(socket);
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+        self.shared.live.shutdown_all();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        self.log()
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn serve(stream: UnixStream, endpoint: &Endpoint, shared: &Shared) {
+    let id = shared.live.add(&stream);
+    let via = endpoint.via();
+    match endpoint {
+        Endpoint::Forward { target, .. } => match connect(target) {
+            Ok(tcp) => {
+                shared.record(&via, target, Decision::Allowed, None);
+                shared.live.upstream(id, &tcp);
+                pipe(stream, tcp, &[]);
+            }
+            Err(e) => shared.record(&via, target, Decision::Failed, Some(e.to_string())),
+        },
+        Endpoint::ConnectProxy { allow, .. } => proxy(stream, allow, &via, id, shared),
+    }
+    shared.live.remove(id);
+}
+
+fn connect(target: &str) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "the name resolved to no address");
+    for addr in target.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Reads an HTTP request head; returns it and any bytes read past it.
+fn read_head(stream: &mut UnixStream) -> io::Result<(String, Vec<u8>)> {
+    stream.set_read_timeout(Some(HEAD_TIMEOUT))?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 2048];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            stream.set_read_timeout(None)?;
+            return Ok((String::from_utf8_lossy(&buf).into_owned(), rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(io::Error::other("request head too large"));
+        }
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::Error::other(
+                "connection closed before the request head",
+            ));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn respond(stream: &mut UnixStream, status: &str, body: &str) {
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.flush();
+}
+
+fn proxy(mut stream: UnixStream, allow: &[String], via: &str, id: u64, shared: &Shared) {
+    let (head, rest) = match read_head(&mut stream) {
+        Ok(h) => h,
+        Err(e) => {
+            shared.record(via, "", Decision::Refused, Some(e.to_string()));
+            respond(&mut stream, "400 Bad Request", "malformed proxy request\n");
+            return;
+        }
+    };
+    let line = head.lines().next().unwrap_or("");
+    let mut parts = line.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    if !method.eq_ignore_ascii_case("CONNECT") {
+        let reason = format!("only CONNECT is proxied, not `{method}`");
+        shared.record(via, target, Decision::Refused, Some(reason.clone()));
+        respond(&mut stream, "403 Forbidden", &format!("{reason}\n"));
+        return;
+    }
+    let wanted = normal_target(target);
+    let allowed = wanted
+        .as_ref()
+        .is_some_and(|w| allow.iter().any(|a| normal_target(a).as_ref() == Some(w)));
+    if !allowed {
+        let reason = format!("`{target}` is not an allowed model endpoint");
+        shared.record(via, target, Decision::Refused, Some(reason.clone()));
+        respond(&mut stream, "403 Forbidden", &format!("{reason}\n"));
+        return;
+    }
+    let target = wanted.unwrap_or_default();
+    match connect(&target) {
+        Ok(tcp) => {
+            shared.record(via, &target, Decision::Allowed, None);
+            shared.live.upstream(id, &tcp);
+            if stream
+                .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                .is_ok()
+            {
+                pipe(stream, tcp, &rest);
+            }
+        }
+        Err(e) => {
+            shared.record(via, &target, Decision::Failed, Some(e.to_string()));
+            respond(&mut stream, "502 Bad Gateway", &format!("{e}\n"));
+        }
+    }
+}
+
+/// Copies bytes both ways until both directions are closed. `early` is what the client
+/// sent ahead of the tunnel being established.
+fn pipe(unix: UnixStream, tcp: TcpStream, early: &[u8]) {
+    let (Ok(mut unix_r), Ok(mut tcp_w)) = (unix.try_clone(), tcp.try_clone()) else {
+        return;
+    };
+    if !early.is_empty() && tcp_w.write_all(early).is_err() {
+        return;
+    }
+    let up = std::thread::spawn(move || {
+        let _ = io::copy(&mut unix_r, &mut tcp_w);
+        let _ = tcp_w.shutdown(Shutdown::Write);
+    });
+    let (mut tcp_r, mut unix_w) = (tcp, unix);
+    let _ = io::copy(&mut tcp_r, &mut unix_w);
+    let _ = unix_w.shutdown(Shutdown::Write);
+    let _ = up.join();
+}
+
+/// One in-sandbox forward: `listen` (a loopback address) relays to the Unix `socket`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forward {
+    pub listen: String,
+    pub socket: PathBuf,
+}
+
+impl std::str::FromStr for Forward {
+    type Err = String;
+    /// `ADDR=SOCKET`, e.g. `127.0.0.1:8080=/run/anvil-bench/sock/endpoint-0.sock`.
+    fn from_str(s: &str) -> Result<Forward, String> {
+        let (listen, socket) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}` is not ADDR=SOCKET"))?;
+        Ok(Forward {
+            listen: listen.to_string(),
+            socket: PathBuf::from(socket),
+        })
+    }
+}
+
+/// Inside the sandbox: binds every forward's listener (so they accept before the agent
+/// starts) and relays each connection to its socket on a thread of its own.
+pub fn serve_forwards(forwards: &[Forward]) -> io::Result<()> {
+    for forward in forwards {
+        let listener = TcpListener::bind(&forward.listen).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot listen on {}: {e}", forward.listen),
+            )
+        })?;
+        let socket = forward.socket.clone();
+        std::thread::spawn(move || {
+            for tcp in listener.incoming().flatten() {
+                let socket = socket.clone();
+                std::thread::spawn(move || {
+                    if let Ok(unix) = UnixStream::connect(&socket) {
+                        pipe(unix, tcp, &[]);
+                    }
+                });
+            }
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_map_to_a_forward_or_an_allowlisted_proxy() {
+        assert_eq!(
+            Endpoint::for_base_url("http://127.0.0.1:8089/v1", 3128),
+            Ok(Endpoint::Forward {
+                listen_port: 8089,
+                target: "127.0.0.1:8089".into()
+            })
+        );
+        assert_eq!(
+            Endpoint::for_base_url("https://API.anthropic.com", 3128),
+            Ok(Endpoint::ConnectProxy {
+                listen_port: 3128,
+                allow: vec!["api.anthropic.com:443".into()]
+            })
+        );
+        assert!(Endpoint::for_base_url("http://10.0.0.5:80", 3128).is_err());
+        assert!(Endpoint::for_base_url("ftp://x", 3128).is_err());
+    }
+
+    #[test]
+    fn connect_targets_compare_normalised() {
+        assert_eq!(
+            normal_target("API.Anthropic.com:443").as_deref(),
+            Some("api.anthropic.com:443")
+        );
+        assert_eq!(normal_target("[::1]:80").as_deref(), Some("[::1]:80"));
+        assert_eq!(normal_target("api.anthropic.com"), None);
+        assert_eq!(normal_target("http://evil.example/"), None);
+    }
+}

@@ -1,0 +1,395 @@
+//! The bubblewrap backend: turns a [`ProcessSpec`] into a `bwrap` invocation whose mount
+//! table is built from a [`SandboxPlan`], and the rail sandbox relayed rails run in.
+//!
+//! Invariant: the agent's sandbox mounts the system read-only, the repository and the run
+//! root read-only, only `<run>/workspace` and `<run>/output` read-write, its own `/proc`,
+//! `/dev` and an empty `/tmp`, and nothing else: no bind source is, contains or lies inside a
+//! hidden path (the plan is refused otherwise), and the network namespace is always new, so
+//! the bridge sockets are the only way out.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::SandboxError;
+use super::bridge::{Bridge, Endpoint};
+use super::rails::{RAIL_SOCKET_ENV, RAIL_SOCKET_NAME, RailServer};
+use crate::case::run::{OUTPUT_DIR, WORKSPACE_DIR};
+use crate::driver::runner::{ProcessSpec, RunnerError};
+
+/// Where engine-provided things appear inside the sandbox.
+pub const INSIDE_ROOT: &str = "/run/anvil-bench";
+/// The anvil-bench binary inside (its directory is put first on the agent's PATH).
+pub const INSIDE_BIN_DIR: &str = "/run/anvil-bench/bin";
+pub const INSIDE_BIN: &str = "/run/anvil-bench/bin/anvil-bench";
+/// The bridge's Unix sockets inside.
+pub const INSIDE_SOCKETS: &str = "/run/anvil-bench/sock";
+/// How to install bubblewrap, quoted when it is missing.
+pub const INSTALL_HINT: &str = "apt-get install bubblewrap";
+
+/// The system, read-only. Missing ones are skipped (`--ro-bind-try`).
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+/// The parts of /etc programs need to run, resolve names and verify TLS; not the rest (no
+/// shadow, no ssh keys, no machine secrets).
+const ETC: &[&str] = &[
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/nsswitch.conf",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/crypto-policies",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/os-release",
+    "/etc/mime.types",
+    "/etc/gitconfig",
+];
+
+/// What to sandbox and what must stay out of reach.
+#[derive(Debug, Clone)]
+pub struct SandboxPlan {
+    /// The repository under investigation: read-only inside.
+    pub repo: PathBuf,
+    /// The run directory: read-only inside, except `workspace/` and `output/`.
+    pub run_dir: PathBuf,
+    /// Paths that must be unreachable (the project's `labels-private/`): never mounted, and
+    /// no mounted directory may contain them.
+    pub hidden: Vec<PathBuf>,
+    /// The only ways out (see [`Endpoint`]).
+    pub endpoints: Vec<Endpoint>,
+    /// More read-only directories the agent needs (an interpreter installed elsewhere).
+    pub extra_ro: Vec<PathBuf>,
+    /// The anvil-bench binary: runs `sandbox-init` inside and serves the rails.
+    pub anvil_bench: PathBuf,
+    /// Files the rails read besides the repository and the run (the AIR); mounted read-only
+    /// in the rail sandbox only.
+    pub rail_inputs: Vec<PathBuf>,
+}
+
+impl SandboxPlan {
+    /// The plan for an opened run: repository and AIR from its case.json, no endpoints.
+    pub fn for_run(
+        run_dir: &Path,
+        anvil_bench: &Path,
+        hidden: Vec<PathBuf>,
+    ) -> Result<SandboxPlan, crate::case::CaseError> {
+        let run = crate::case::Run::load(run_dir)?;
+        Ok(SandboxPlan {
+            repo: PathBuf::from(&run.doc.inputs.repository),
+            run_dir: run_dir.to_path_buf(),
+            hidden,
+            endpoints: Vec::new(),
+            extra_ro: Vec::new(),
+            anvil_bench: anvil_bench.to_path_buf(),
+            rail_inputs: vec![PathBuf::from(&run.doc.inputs.air)],
+        })
+    }
+}
+
+/// A prepared bubblewrap run: the wrapped spec and the bridge serving it.
+pub(crate) struct Wrapped {
+    pub spec: ProcessSpec,
+    pub bridge: Bridge,
+    /// Directories mounted read-only beyond the system, the repository and the run (the
+    /// agent program's own install directories and the plan's `extra_ro`).
+    pub extra_ro: Vec<PathBuf>,
+}
+
+fn plan_err(reason: impl Into<String>) -> SandboxError {
+    SandboxError::Plan {
+        reason: reason.into(),
+    }
+}
+
+fn real(path: &Path, what: &str) -> Result<PathBuf, SandboxError> {
+    std::fs::canonicalize(path)
+        .map_err(|e| plan_err(format!("{what} `{}` is not usable: {e}", path.display())))
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `name` on the child's `PATH` (relative entries against `cwd`), as execvp would find it.
+fn on_path(name: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Option<PathBuf> {
+    let dirs = env.get("PATH").map(String::as_str).unwrap_or("");
+    dirs.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| cwd.join(d).join(name))
+        .find(|p| is_executable(p))
+}
+
+/// The agent program as the runner would resolve it, with the same errors.
+fn resolve_program(spec: &ProcessSpec) -> Result<PathBuf, SandboxError> {
+    let not_found = |on_path| {
+        SandboxError::Program(RunnerError::NotFound {
+            program: spec.program.clone(),
+            on_path,
+            hint: spec.install_hint.clone(),
+        })
+    };
+    if spec.program.contains('/') {
+        let path = spec.cwd.join(&spec.program);
+        return match std::fs::metadata(&path) {
+            Err(_) => Err(not_found(false)),
+            Ok(_) if is_executable(&path) => Ok(path),
+            Ok(_) => Err(SandboxError::Program(RunnerError::NotExecutable {
+                program: spec.program.clone(),
+                path,
+            })),
+        };
+    }
+    if spec.program.is_empty() {
+        return Err(not_found(true));
+    }
+    on_path(&spec.program, &spec.env, &spec.cwd).ok_or_else(|| not_found(true))
+}
+
+fn under_system(path: &Path) -> bool {
+    SYSTEM_DIRS.iter().any(|d| path.starts_with(d))
+}
+
+/// The directories a program needs beyond the system: where it was found, where it really
+/// lives, and the same for the interpreter its `#!` line names.
+fn program_dirs(found: &Path, env: &BTreeMap<String, String>, cwd: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut add = |file: &Path| {
+        for candidate in [Some(file.to_path_buf()), std::fs::canonicalize(file).ok()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(dir) = candidate.parent()
+                && let Ok(dir) = std::fs::canonicalize(dir)
+                && !under_system(&dir)
+                && !dirs.contains(&dir)
+            {
+                dirs.push(dir);
+            }
+        }
+    };
+    add(found);
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(found)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    if let Some(line) = head[..n].strip_prefix(b"#!") {
+        let line = String::from_utf8_lossy(line);
+        let line = line.lines().next().unwrap_or("");
+        let mut words = line.split_whitespace();
+        if let Some(interp) = words.next() {
+            let interp = Path::new(interp);
+            add(interp);
+            if interp.file_name().is_some_and(|n| n == "env")
+                && let Some(name) = words.find(|w| !w.starts_with('-'))
+                && let Some(path) = on_path(name, env, cwd)
+            {
+                add(&path);
+            }
+        }
+    }
+    dirs
+}
+
+/// Refuses a mount whose source is, contains, or lies inside a hidden path.
+fn check_hidden(sources: &[PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxError> {
+    for h in hidden {
+        let h = std::fs::canonicalize(h).unwrap_or_else(|_| h.clone());
+        for src in sources {
+            if h.starts_with(src) || src.starts_with(&h) {
+                return Err(SandboxError::HiddenExposed {
+                    hidden: h.clone(),
+                    via: src.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn s(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// Namespaces, process lifetime and the system view shared by both sandboxes.
+fn base_args() -> Vec<String> {
+    let mut a: Vec<String> = [
+        "--unshare-user-try",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+    ]
+    .map(String::from)
+    .to_vec();
+    for dir in SYSTEM_DIRS.iter().chain(ETC) {
+        a.extend(["--ro-bind-try".into(), dir.to_string(), dir.to_string()]);
+    }
+    a.extend(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"].map(String::from));
+    a
+}
+
+fn ro(a: &mut Vec<String>, src: &Path, dest: &Path) {
+    a.extend(["--ro-bind".into(), s(src), s(dest)]);
+}
+
+fn rw(a: &mut Vec<String>, src: &Path, dest: &Path) {
+    a.extend(["--bind".into(), s(src), s(dest)]);
+}
+
+/// Finds bwrap on the child's PATH. Its absence is an error, never a reason to run natively.
+pub fn find_bwrap(env: &BTreeMap<String, String>, cwd: &Path) -> Result<PathBuf, SandboxError> {
+    on_path("bwrap", env, cwd).ok_or(SandboxError::BubblewrapMissing)
+}
+
+/// Builds the agent's sandbox for `spec` under `plan`, and starts the bridge it talks to.
+pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, SandboxError> {
+    let bwrap = find_bwrap(&spec.env, &spec.cwd)?;
+    let repo = real(&plan.repo, "repository")?;
+    let run = real(&plan.run_dir, "run directory")?;
+    let workspace = real(&run.join(WORKSPACE_DIR), "workspace")?;
+    let output = real(&run.join(OUTPUT_DIR), "output directory")?;
+    if repo.starts_with(&run) {
+        return Err(plan_err(format!(
+            "the repository `{}` lies inside the run directory `{}`",
+            repo.display(),
+            run.display()
+        )));
+    }
+    let cwd = real(&spec.cwd, "working directory")?;
+    let anvil_bench = real(&plan.anvil_bench, "anvil-bench binary")?;
+    let program = resolve_program(spec)?;
+    let mut extra: Vec<PathBuf> = program_dirs(&program, &spec.env, &spec.cwd);
+    for dir in &plan.extra_ro {
+        let dir = real(dir, "extra read-only path")?;
+        if !extra.contains(&dir) {
+            extra.push(dir);
+        }
+    }
+    let rail_inputs = plan
+        .rail_inputs
+        .iter()
+        .map(|p| real(p, "rail input"))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let mut sources: Vec<PathBuf> = SYSTEM_DIRS.iter().chain(ETC).map(PathBuf::from).collect();
+    sources.extend(extra.iter().cloned());
+    sources.extend(rail_inputs.iter().cloned());
+    sources.extend([repo.clone(), run.clone(), anvil_bench.clone()]);
+    check_hidden(&sources, &plan.hidden)?;
+
+    let dir = std::env::temp_dir().join(format!("anvil-bench-bridge-{}", ulid::Ulid::new()));
+    let mut bridge =
+        Bridge::start(&dir, &plan.endpoints).map_err(|source| SandboxError::Bridge {
+            dir: dir.clone(),
+            source,
+        })?;
+    let inside_sockets = Path::new(INSIDE_SOCKETS);
+    let inside_bin = Path::new(INSIDE_BIN);
+
+    // The rail sandbox: what a rail needs, with the run root writable.
+    let mut rail_args = base_args();
+    ro(&mut rail_args, &anvil_bench, inside_bin);
+    ro(&mut rail_args, &repo, &repo);
+    for input in &rail_inputs {
+        ro(&mut rail_args, input, input);
+    }
+    rw(&mut rail_args, &run, &run);
+    let rails = RailServer {
+        bwrap: bwrap.clone(),
+        sandbox_args: rail_args,
+        program: INSIDE_BIN.into(),
+        env: vec![
+            ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("HOME".into(), "/tmp".into()),
+        ],
+    };
+    bridge
+        .add_service(
+            RAIL_SOCKET_NAME,
+            std::sync::Arc::new(move |stream| rails.serve(stream)),
+        )
+        .map_err(|source| SandboxError::Bridge {
+            dir: dir.clone(),
+            source,
+        })?;
+
+    // The agent's sandbox. Later mounts cover earlier ones, so the writable pair comes last.
+    let mut args = base_args();
+    for dir in &extra {
+        ro(&mut args, dir, dir);
+    }
+    ro(&mut args, &anvil_bench, inside_bin);
+    ro(&mut args, bridge.dir(), inside_sockets);
+    ro(&mut args, &repo, &repo);
+    ro(&mut args, &run, &run);
+    rw(&mut args, &workspace, &workspace);
+    rw(&mut args, &output, &output);
+    args.extend(["--chdir".into(), s(&cwd), "--".into(), INSIDE_BIN.into()]);
+    args.push("sandbox-init".into());
+    for (i, endpoint) in plan.endpoints.iter().enumerate() {
+        let socket = inside_sockets.join(Bridge::socket_name(i));
+        args.push("--forward".into());
+        args.push(format!("{}={}", endpoint.via(), socket.display()));
+    }
+    args.push("--".into());
+    args.push(s(&program));
+    args.extend(spec.args.iter().cloned());
+
+    let mut env = spec.env.clone();
+    let path = env.get("PATH").cloned().unwrap_or_default();
+    env.insert(
+        "PATH".into(),
+        if path.is_empty() {
+            INSIDE_BIN_DIR.to_string()
+        } else {
+            format!("{INSIDE_BIN_DIR}:{path}")
+        },
+    );
+    env.insert(
+        RAIL_SOCKET_ENV.into(),
+        s(&inside_sockets.join(RAIL_SOCKET_NAME)),
+    );
+    if let Some(proxy) = plan
+        .endpoints
+        .iter()
+        .find(|e| matches!(e, Endpoint::ConnectProxy { .. }))
+    {
+        let url = format!("http://{}", proxy.via());
+        for name in ["HTTPS_PROXY", "https_proxy"] {
+            env.insert(name.into(), url.clone());
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            env.insert(name.into(), "127.0.0.1,localhost,::1".into());
+        }
+    }
+
+    Ok(Wrapped {
+        spec: ProcessSpec {
+            program: s(&bwrap),
+            args,
+            cwd: spec.cwd.clone(),
+            env,
+            timeout: spec.timeout,
+            install_hint: Some(INSTALL_HINT.into()),
+            log_path: spec.log_path.clone(),
+        },
+        bridge,
+        extra_ro: extra,
+    })
+}

@@ -1,0 +1,326 @@
+//! Repository cleanliness: the state of the repository recorded before and after a run.
+//!
+//! Invariant: any change to the repository's files, its HEAD, its refs or its git
+//! configuration and hooks between two snapshots is reported as a [`ContainmentViolation`]
+//! naming the changed paths. A git work tree is read with `git status --porcelain`
+//! (untracked files included, the content of every listed path hashed, so further edits to an
+//! already dirty file still show); any other directory is walked and every file hashed.
+//! Reading never writes: git runs with optional locks off, so the index is not refreshed.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use crate::canon::{bytes_hash, canonical_hash};
+
+/// The recorded state of a repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RepoSnapshot {
+    /// A git work tree (the repository is its top level).
+    #[serde(rename_all = "camelCase")]
+    Git {
+        /// `git rev-parse HEAD`; `None` before the first commit.
+        head: Option<String>,
+        /// `git status --porcelain` entries, untracked files included.
+        status: Vec<StatusEntry>,
+        /// Every ref and the object it names.
+        refs: BTreeMap<String, String>,
+        /// sha256 over `.git/config`, `.git/hooks/` and `.git/info/`.
+        metadata_hash: String,
+    },
+    /// Any other directory: every file's content hash.
+    #[serde(rename_all = "camelCase")]
+    Tree {
+        /// sha256 over the sorted (path, hash) list.
+        tree_hash: String,
+        files: usize,
+        #[serde(skip)]
+        hashes: BTreeMap<String, String>,
+    },
+}
+
+/// One line of `git status --porcelain`, with the content hash of its path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StatusEntry {
+    /// The two-letter porcelain code (` M`, `??`, `R `, …).
+    pub code: String,
+    pub path: String,
+    /// sha256 of the file as it is now; `deleted`, `dir`, `link:<target>` otherwise.
+    pub content: String,
+}
+
+/// The repository changed while the agent ran. Mapped to exit code 4 by the caller.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[error(
+    "containment violation: the repository `{}` changed during the run: {}",
+    repository.display(),
+    changed.join(", ")
+)]
+pub struct ContainmentViolation {
+    pub repository: PathBuf,
+    /// Repository-relative paths that changed; `HEAD`, `refs/…` and `.git/config` name git
+    /// state; `.git` means the repository stopped (or started) being a git work tree.
+    pub changed: Vec<String>,
+}
+
+impl ContainmentViolation {
+    pub fn kind(&self) -> &'static str {
+        "containment_violation"
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        crate::exit::CONTAINMENT
+    }
+}
+
+/// Why a snapshot could not be taken.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot record the state of the repository `{}`: {source}", path.display())]
+pub struct SnapshotError {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+impl RepoSnapshot {
+    /// Records `repo`. Paths under `exclude` (e.g. a run directory that lives inside the
+    /// repository) are left out, so the run's own writes are not mistaken for violations.
+    pub fn capture(repo: &Path, exclude: &[PathBuf]) -> Result<RepoSnapshot, SnapshotError> {
+        let err = |source| SnapshotError {
+            path: repo.to_path_buf(),
+            source,
+        };
+        let root = std::fs::canonicalize(repo).map_err(err)?;
+        let excluded: Vec<String> = exclude
+            .iter()
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .filter_map(|p| {
+                p.strip_prefix(&root)
+                    .ok()
+                    .map(|r| r.to_string_lossy().into_owned())
+            })
+            .filter(|r| !r.is_empty())
+            .collect();
+        let skip = |rel: &str| {
+            excluded
+                .iter()
+                .any(|e| rel == e || rel.starts_with(&format!("{e}/")))
+        };
+        if is_top_level(&root)
+            && let Some(snapshot) = git_snapshot(&root, &skip)
+        {
+            return Ok(snapshot);
+        }
+        tree_snapshot(&root, &skip).map_err(err)
+    }
+
+    /// Every path that differs from `before`; empty when nothing changed.
+    pub fn changes_since(&self, before: &RepoSnapshot) -> Vec<String> {
+        match (before, self) {
+            (
+                RepoSnapshot::Git {
+                    head: h0,
+                    status: s0,
+                    refs: r0,
+                    metadata_hash: m0,
+                },
+                RepoSnapshot::Git {
+                    head: h1,
+                    status: s1,
+                    refs: r1,
+                    metadata_hash: m1,
+                },
+            ) => {
+                let mut changed = Vec::new();
+                if h0 != h1 {
+                    changed.push("HEAD".to_string());
+                }
+                let index = |s: &[StatusEntry]| -> BTreeMap<String, (String, String)> {
+                    s.iter()
+                        .map(|e| (e.path.clone(), (e.code.clone(), e.content.clone())))
+                        .collect()
+                };
+                changed.extend(diff_keys(&index(s0), &index(s1)));
+                changed.extend(diff_keys(r0, r1));
+                if m0 != m1 {
+                    changed.push(".git/config".to_string());
+                }
+                changed
+            }
+            (RepoSnapshot::Tree { hashes: a, .. }, RepoSnapshot::Tree { hashes: b, .. }) => {
+                diff_keys(a, b)
+            }
+            _ => vec![".git".to_string()],
+        }
+    }
+
+    /// The violation between `before` and `self`, if anything changed.
+    pub fn violation_since(
+        &self,
+        before: &RepoSnapshot,
+        repository: &Path,
+    ) -> Option<ContainmentViolation> {
+        let changed = self.changes_since(before);
+        (!changed.is_empty()).then(|| ContainmentViolation {
+            repository: repository.to_path_buf(),
+            changed,
+        })
+    }
+}
+
+fn diff_keys<V: PartialEq>(a: &BTreeMap<String, V>, b: &BTreeMap<String, V>) -> Vec<String> {
+    let mut out: Vec<String> = a
+        .iter()
+        .filter(|(k, v)| b.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    out.extend(b.keys().filter(|k| !a.contains_key(*k)).cloned());
+    out.sort();
+    out
+}
+
+fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .arg("--no-optional-locks")
+        .args(args)
+        .env("GIT_CEILING_DIRECTORIES", "")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// Whether `root` is the top level of a git work tree (a directory nested in another
+/// repository is treated as a plain tree, as [`crate::repo::revision`] does).
+fn is_top_level(root: &Path) -> bool {
+    let Some(top) = git(root, &["rev-parse", "--show-toplevel"]) else {
+        return false;
+    };
+    let top = String::from_utf8_lossy(&top);
+    std::fs::canonicalize(top.trim()).is_ok_and(|t| t == root)
+}
+
+fn git_snapshot(root: &Path, skip: &dyn Fn(&str) -> bool) -> Option<RepoSnapshot> {
+    let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"])
+        .map(|h| String::from_utf8_lossy(&h).trim().to_string())
+        .filter(|h| !h.is_empty());
+    let raw = git(
+        root,
+        &[
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignore-submodules=none",
+        ],
+    )?;
+    let mut status = Vec::new();
+    let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let Some(entry) = fields.next() {
+        if entry.len() < 4 {
+            continue;
+        }
+        let code = String::from_utf8_lossy(&entry[..2]).into_owned();
+        let path = String::from_utf8_lossy(&entry[3..]).into_owned();
+        // A rename or copy is followed by its source path.
+        if code.contains('R') || code.contains('C') {
+            fields.next();
+        }
+        if skip(&path) {
+            continue;
+        }
+        let content = content_of(&root.join(&path));
+        status.push(StatusEntry {
+            code,
+            path,
+            content,
+        });
+    }
+    let refs = git(root, &["for-each-ref", "--format=%(refname) %(objectname)"])
+        .map(|out| {
+            String::from_utf8_lossy(&out)
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(name, id)| (name.to_string(), id.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let git_dir = git(root, &["rev-parse", "--absolute-git-dir"])
+        .map(|d| PathBuf::from(String::from_utf8_lossy(&d).trim()))?;
+    let mut metadata = BTreeMap::new();
+    metadata.insert("config".to_string(), content_of(&git_dir.join("config")));
+    for sub in ["hooks", "info"] {
+        let _ = walk(&git_dir.join(sub), &git_dir, &|_| false, &mut metadata);
+    }
+    Some(RepoSnapshot::Git {
+        head,
+        status,
+        refs,
+        metadata_hash: canonical_hash(&metadata),
+    })
+}
+
+fn tree_snapshot(root: &Path, skip: &dyn Fn(&str) -> bool) -> io::Result<RepoSnapshot> {
+    let mut hashes = BTreeMap::new();
+    walk(root, root, skip, &mut hashes)?;
+    Ok(RepoSnapshot::Tree {
+        tree_hash: canonical_hash(&hashes),
+        files: hashes.len(),
+        hashes,
+    })
+}
+
+/// What a path holds, as one comparable string.
+fn content_of(path: &Path) -> String {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => "deleted".into(),
+        Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(path) {
+            Ok(target) => format!("link:{}", target.display()),
+            Err(e) => format!("unreadable:{}", e.kind()),
+        },
+        Ok(meta) if meta.is_dir() => "dir".into(),
+        Ok(_) => match std::fs::read(path) {
+            Ok(bytes) => bytes_hash(&bytes),
+            Err(e) => format!("unreadable:{}", e.kind()),
+        },
+    }
+}
+
+/// Records every entry under `dir` (relative to `base`) without following symlinks.
+/// Empty directories are recorded too, so creating one is a change.
+fn walk(
+    dir: &Path,
+    base: &Path,
+    skip: &dyn Fn(&str) -> bool,
+    out: &mut BTreeMap<String, String>,
+) -> io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(base)
+            .map(|r| r.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if skip(&rel) {
+            continue;
+        }
+        let content = content_of(&path);
+        let is_dir = content == "dir";
+        out.insert(rel, content);
+        if is_dir {
+            walk(&path, base, skip, out)?;
+        }
+    }
+    Ok(())
+}

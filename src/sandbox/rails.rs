@@ -1,0 +1,213 @@
+//! The rail relay: how an agent inside the sandbox calls the rails while the run root stays
+//! read-only to it.
+//!
+//! Inside the sandbox `ANVIL_BENCH_RAIL_SOCKET` names a Unix socket; `anvil-bench case …`
+//! then sends its arguments and working directory there ([`call`]) instead of running. The
+//! engine ([`RailServer`]) checks that the command is one of the agent's rails and runs it
+//! in a rail sandbox of its own: the same system view, the repository and the rails' inputs
+//! read-only, the run directory writable, no network, the labels not mounted. The rail's
+//! output and exit code go back to the caller verbatim.
+//!
+//! Invariant: nothing the agent runs gets a writable run root. Only engine code (a relayed
+//! rail) ever runs where the run root is writable, and only a rail on [`RELAYED_RAILS`];
+//! any path a rail argument names is resolved in the rail sandbox, so it cannot reach
+//! anything the agent's sandbox does not show, apart from the run root itself.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// The variable naming the relay socket inside the sandbox.
+pub const RAIL_SOCKET_ENV: &str = "ANVIL_BENCH_RAIL_SOCKET";
+/// The socket's file name in the bridge directory.
+pub const RAIL_SOCKET_NAME: &str = "rails.sock";
+/// The `case` subcommands an agent may call from inside the sandbox. `open` and `close`
+/// (which can write the AIR) are the engine's.
+pub const RELAYED_RAILS: &[&str] = &[
+    "add-evidence",
+    "add-external-evidence",
+    "add-claim",
+    "freeze-research",
+    "validate",
+    "finalize",
+    "show",
+    "verify",
+];
+/// A relayed rail that runs longer than this is killed.
+const RAIL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Largest request accepted from inside.
+const MAX_REQUEST: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RailRequest {
+    /// The arguments after the program name, starting with `case`.
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RailReply {
+    pub exit_code: u8,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Inside the sandbox: sends one rail call to the engine and waits for its reply.
+pub fn call(socket: &Path, args: &[String], cwd: &Path) -> io::Result<RailReply> {
+    let mut stream = UnixStream::connect(socket)?;
+    let request = RailRequest {
+        args: args.to_vec(),
+        cwd: cwd.to_path_buf(),
+    };
+    let mut line = serde_json::to_string(&request).map_err(io::Error::other)?;
+    line.push('\n');
+    stream.write_all(line.as_bytes())?;
+    stream.shutdown(std::net::Shutdown::Write)?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply)?;
+    serde_json::from_str(&reply).map_err(io::Error::other)
+}
+
+/// The engine side: runs relayed rails in the rail sandbox.
+#[derive(Debug, Clone)]
+pub struct RailServer {
+    /// The bwrap program (absolute).
+    pub bwrap: PathBuf,
+    /// bwrap arguments for the rail sandbox, up to (not including) `--chdir`.
+    pub sandbox_args: Vec<String>,
+    /// The anvil-bench binary as seen inside the rail sandbox.
+    pub program: String,
+    /// The environment the rail runs with.
+    pub env: Vec<(String, String)>,
+}
+
+impl RailServer {
+    /// Serves one connection: reads a request, answers it, closes.
+    pub fn serve(&self, mut stream: UnixStream) {
+        let reply = match read_request(&stream) {
+            Ok(request) => self.answer(&request),
+            Err(e) => refusal(format!("malformed rail request: {e}")),
+        };
+        if let Ok(text) = serde_json::to_string(&reply) {
+            let _ = stream.write_all(text.as_bytes());
+        }
+    }
+
+    /// Checks and runs one request.
+    pub fn answer(&self, request: &RailRequest) -> RailReply {
+        let rail = request.args.get(1).map(String::as_str).unwrap_or("");
+        let help = |a: &str| matches!(a, "-h" | "--help" | "help");
+        let allowed = request.args.first().map(String::as_str) == Some("case")
+            && (RELAYED_RAILS.contains(&rail) || help(rail));
+        if !allowed {
+            return refusal(format!(
+                "`anvil-bench {}` is not available inside the sandbox; the agent may call \
+                 only the rails: {}",
+                request.args.join(" "),
+                RELAYED_RAILS.join(", ")
+            ));
+        }
+        if !request.cwd.is_absolute() {
+            return refusal("the working directory of a rail call must be absolute".into());
+        }
+        let mut command = Command::new(&self.bwrap);
+        command
+            .args(&self.sandbox_args)
+            .arg("--chdir")
+            .arg(&request.cwd)
+            .arg("--")
+            .arg(&self.program)
+            .args(&request.args)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match run_with_timeout(command) {
+            Ok(reply) => reply,
+            Err(e) => RailReply {
+                exit_code: crate::exit::DRIVER,
+                stdout: String::new(),
+                stderr: format!("error: the engine could not run the rail: {e}\n"),
+            },
+        }
+    }
+}
+
+fn refusal(message: String) -> RailReply {
+    RailReply {
+        exit_code: crate::exit::REJECTED,
+        stdout: String::new(),
+        stderr: format!("error: {message}\n"),
+    }
+}
+
+fn read_request(stream: &UnixStream) -> io::Result<RailRequest> {
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut line = String::new();
+    BufReader::new(stream.take(MAX_REQUEST)).read_line(&mut line)?;
+    serde_json::from_str(&line).map_err(io::Error::other)
+}
+
+fn run_with_timeout(mut command: Command) -> io::Result<RailReply> {
+    let mut child = command.spawn()?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut out);
+            }
+            String::from_utf8_lossy(&out).into_owned()
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if started.elapsed() > RAIL_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let mut stderr = stderr.join().unwrap_or_default();
+    let exit_code = match status {
+        Some(status) => status
+            .code()
+            .and_then(|c| u8::try_from(c).ok())
+            .unwrap_or(crate::exit::DRIVER),
+        None => {
+            stderr.push_str(&format!(
+                "error: the rail ran longer than {}s and was killed\n",
+                RAIL_TIMEOUT.as_secs()
+            ));
+            crate::exit::DRIVER
+        }
+    };
+    Ok(RailReply {
+        exit_code,
+        stdout,
+        stderr,
+    })
+}
