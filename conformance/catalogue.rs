@@ -292,7 +292,7 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         "R-DRV-4",
-        "the execution record has RFC 3339 start and end times in order and a duration that agrees with them (token and cost accounting: not yet covered)",
+        "the execution record has RFC 3339 start and end times in order, a duration that agrees with them, and the token and cost accounting the agent itself reported",
     ),
     (
         "R-CON-1",
@@ -372,6 +372,10 @@ pub const RULES: &[(&str, &str)] = &[
         "tests drive whole cases through a scripted in-process driver with no LLM",
     ),
     // Project additions
+    (
+        "X-DRV-1",
+        "Claude Code gets CASE.md as its prompt, the repository through --add-dir, stream-json output, the policy's limits, and a tool allowlist with no unrestricted shell or editor",
+    ),
     (
         "X-OPEN-1",
         "open refuses bad input with exit code 1 and a message naming it, and leaves the cases directory as it was",

@@ -5,6 +5,7 @@
 //! fails while any catalogued rule has none. `cargo test --test conformance -- --matrix`
 //! prints rule → trials, uncovered rules last.
 
+mod agents;
 mod binding;
 mod catalogue;
 mod claims;
@@ -36,6 +37,7 @@ pub struct Check {
 
 fn discover() -> Vec<Check> {
     let mut all: Vec<Check> = Vec::new();
+    all.extend(agents::checks());
     all.extend(identity::checks());
     all.extend(runs::checks());
     all.extend(document::checks());

@@ -5,11 +5,10 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::case::CaseError;
 use crate::driver::agent::{
-    ClaudeCodeDriver, CodexDriver, CommandDriver, ExecutionPolicy, ProcessAgent,
+    AgentDriver, ClaudeCodeDriver, CodexDriver, CommandDriver, ExecutionPolicy,
 };
-use crate::driver::investigate::{InvestigateError, InvestigateReport, investigate};
+use crate::driver::investigate::{InvestigateError, InvestigateReport};
 use crate::driver::runner::CancelHandle;
 use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
 use crate::exit;
@@ -82,15 +81,33 @@ fn fail(e: &InvestigateError, json: bool) -> u8 {
 }
 
 pub fn run(a: InvestigateArgs) -> u8 {
-    if a.driver == DriverName::Scripted {
-        return scripted(&a);
-    }
     let backend = match Backend::from_flags(&a.backend, a.allow_degraded_native) {
         Ok(b) => b,
         Err(e) => return fail(&InvestigateError::Sandbox(e), a.json),
     };
-    let agent: Box<dyn ProcessAgent> = match a.driver {
-        DriverName::Command => {
+    let script = match (a.driver, &a.script) {
+        (DriverName::Scripted, Some(path)) => match ScriptDoc::load(path) {
+            Ok(doc) => Some(doc),
+            Err(e) => return super::fail(&e, a.json),
+        },
+        (DriverName::Scripted, None) => {
+            eprintln!("error: --driver scripted needs --script FILE");
+            return exit::USAGE;
+        }
+        _ => None,
+    };
+    let script_name = a
+        .script
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let agent: Box<dyn AgentDriver + '_> = match (a.driver, &script) {
+        (DriverName::Scripted, Some(doc)) => {
+            Box::new(ScriptedAgentDriver::new(&script_name, move |agent| {
+                doc.play(agent)
+            }))
+        }
+        (DriverName::Command, _) => {
             let Some((program, args)) = a.command.split_first() else {
                 eprintln!("error: --driver command needs --command PROG [ARGS...]");
                 return exit::USAGE;
@@ -100,9 +117,9 @@ pub fn run(a: InvestigateArgs) -> u8 {
                 args: args.to_vec(),
             })
         }
-        DriverName::ClaudeCode => Box::new(ClaudeCodeDriver),
-        DriverName::Codex => Box::new(CodexDriver),
-        DriverName::Scripted => unreachable!("handled above"),
+        (DriverName::ClaudeCode, _) => Box::new(ClaudeCodeDriver),
+        (DriverName::Codex, _) => Box::new(CodexDriver),
+        (DriverName::Scripted, None) => return exit::USAGE,
     };
     let engine = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench"));
     let policy = ExecutionPolicy {
@@ -126,7 +143,7 @@ pub fn run(a: InvestigateArgs) -> u8 {
     );
     spinner.enable_steady_tick(Duration::from_millis(200));
     let name = agent.name();
-    let result = investigate(&a.run, agent.as_ref(), &policy, &CancelHandle::new(), |p| {
+    let mut on_progress = |p: crate::driver::investigate::Progress| {
         let turns = p
             .usage
             .num_turns
@@ -138,7 +155,8 @@ pub fn run(a: InvestigateArgs) -> u8 {
             .map(|n| format!(" · {n} tokens"))
             .unwrap_or_default();
         spinner.set_message(format!("{name}{turns}{tokens}"));
-    });
+    };
+    let result = agent.drive(&a.run, &policy, &CancelHandle::new(), &mut on_progress);
     spinner.finish_and_clear();
     match result {
         Ok(report) => {
@@ -176,10 +194,12 @@ fn print_report(r: &InvestigateReport) {
     );
     let unenforced: Vec<String> = r
         .attestation
-        .unenforced
         .iter()
-        .map(|g| g.id().to_string())
+        .flat_map(|a| a.unenforced.iter().map(|g| g.id().to_string()))
         .collect();
+    if r.attestation.is_none() {
+        println!("in-process: no agent process ran, so nothing was contained");
+    }
     if !unenforced.is_empty() {
         println!("not enforced: {}", unenforced.join(", "));
     }
@@ -188,37 +208,5 @@ fn print_report(r: &InvestigateReport) {
             "CONTAINMENT VIOLATION: the repository changed: {}",
             v.changed.join(", ")
         );
-    }
-}
-
-fn scripted(a: &InvestigateArgs) -> u8 {
-    let Some(path) = &a.script else {
-        eprintln!("error: --driver scripted needs --script FILE");
-        return exit::USAGE;
-    };
-    let doc = match ScriptDoc::load(path) {
-        Ok(d) => d,
-        Err(e) => return super::fail(&e, a.json),
-    };
-    let driver = ScriptedAgentDriver::new(&path.display().to_string(), |agent| doc.play(agent));
-    let outcome: Result<_, CaseError> = driver.run(&a.run);
-    match outcome {
-        Ok(record) => {
-            let show = crate::case::rails::show(&a.run);
-            if a.json {
-                super::print_json(&serde_json::json!({"execution": record, "show": show.ok()}));
-            } else if let Ok(s) = show {
-                println!(
-                    "scripted on {}: state {} · status {}",
-                    s.run,
-                    s.state,
-                    s.status
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "(none)".into())
-                );
-            }
-            exit::OK
-        }
-        Err(e) => super::fail(&e, a.json),
     }
 }

@@ -56,6 +56,13 @@ pub enum Command {
 
 /// Entry point used by `main.rs`.
 pub fn main() -> ExitCode {
+    // `ANVIL_LOG=anvil_bench::agent=info` streams every agent output line to stderr.
+    if let Ok(filter) = std::env::var("ANVIL_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     if let Some(code) = crate::sandbox::init::relay_rail_if_sandboxed() {
         return ExitCode::from(code);
     }

@@ -6,7 +6,10 @@
 //! proposal or touches the run's documents.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use super::investigate::{InvestigateError, InvestigateReport, Progress, investigate};
+use super::runner::CancelHandle;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -67,6 +70,44 @@ impl Accounting {
             Accounting::ClaudeStreamJson => usage.observe_claude(line),
             Accounting::CodexJsonl => usage.observe_codex(line),
         }
+    }
+
+    /// The transcript events one output line carries, where the format is known.
+    pub fn events(self, line: &str) -> Vec<super::transcript::Event> {
+        match self {
+            Accounting::ClaudeStreamJson => super::transcript::claude_events(line),
+            Accounting::None | Accounting::CodexJsonl => vec![],
+        }
+    }
+}
+
+/// The one seam where an agent is invoked: given a run and an execution policy, drive the
+/// agent and return what happened.
+pub trait AgentDriver {
+    fn name(&self) -> String;
+    fn drive(
+        &self,
+        run_dir: &Path,
+        policy: &ExecutionPolicy,
+        cancel: &CancelHandle,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<InvestigateReport, InvestigateError>;
+}
+
+/// Every process agent is driven the same way: configured runner, backend, accounting.
+impl<T: ProcessAgent> AgentDriver for T {
+    fn name(&self) -> String {
+        ProcessAgent::name(self)
+    }
+
+    fn drive(
+        &self,
+        run_dir: &Path,
+        policy: &ExecutionPolicy,
+        cancel: &CancelHandle,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<InvestigateReport, InvestigateError> {
+        investigate(run_dir, self, policy, cancel, progress)
     }
 }
 

@@ -38,6 +38,8 @@ pub struct ExecutionDoc {
     pub backend: String,
     pub record: ExecutionRecord,
     pub usage: Usage,
+    /// What the agent said, called and got back, where its output format is known.
+    pub transcript: Vec<super::transcript::Event>,
     pub attestation: Attestation,
     pub connections: Vec<ConnectionAttempt>,
     pub repository_before: RepoSnapshot,
@@ -59,7 +61,8 @@ pub struct InvestigateReport {
     pub state: State,
     pub status: Option<Value>,
     pub usage: Usage,
-    pub attestation: Attestation,
+    /// `None` for an in-process (scripted) driver: no process ran, nothing was contained.
+    pub attestation: Option<Attestation>,
     pub violation: Option<ContainmentViolation>,
     pub exit_code: u8,
 }
@@ -178,8 +181,12 @@ pub fn investigate(
     };
     let accounting = agent.accounting();
     let mut usage = Usage::default();
+    let mut transcript = Vec::new();
+    let driver_name = agent.name();
     let contained = run_contained_blocking(&policy.backend, &spec, &plan, cancel, |line| {
+        tracing::info!(target: "anvil_bench::agent", driver = %driver_name, stream = ?line.stream, "{}", line.text);
         accounting.observe(&mut usage, &line.text);
+        transcript.extend(accounting.events(&line.text));
         progress(Progress {
             line,
             usage: &usage,
@@ -196,6 +203,7 @@ pub fn investigate(
         backend: backend.clone(),
         record: contained.record.clone(),
         usage: usage.clone(),
+        transcript,
         attestation: contained.attestation.clone(),
         connections: contained.connections.clone(),
         repository_before: contained.repository_before.clone(),
@@ -228,7 +236,7 @@ pub fn investigate(
         state: lc.state,
         status: result.and_then(|r| r.get("status").cloned()),
         usage,
-        attestation: contained.attestation,
+        attestation: Some(contained.attestation),
         violation: contained.violation,
         exit_code,
     })

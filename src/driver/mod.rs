@@ -17,4 +17,5 @@ pub mod env;
 pub mod investigate;
 pub mod runner;
 pub mod scripted;
+pub mod transcript;
 pub mod usage;

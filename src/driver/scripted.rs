@@ -159,6 +159,57 @@ where
     }
 }
 
+impl<F> super::agent::AgentDriver for ScriptedAgentDriver<F>
+where
+    F: Fn(&Agent) -> Result<(), CaseError>,
+{
+    fn name(&self) -> String {
+        format!("scripted:{}", self.name)
+    }
+
+    /// Runs the script in-process. The backend does not apply: nothing is spawned, so the
+    /// report carries no attestation.
+    fn drive(
+        &self,
+        run_dir: &Path,
+        _policy: &super::agent::ExecutionPolicy,
+        _cancel: &super::runner::CancelHandle,
+        _progress: &mut (dyn FnMut(super::investigate::Progress) + Send),
+    ) -> Result<super::investigate::InvestigateReport, super::investigate::InvestigateError> {
+        let record = self.run(run_dir);
+        let lc = crate::case::lifecycle::Lifecycle::load(run_dir)?;
+        let status =
+            crate::case::store::read_doc::<Value>(run_dir, crate::case::store::RESULT_JSON)
+                .ok()
+                .flatten()
+                .and_then(|r| r.get("status").cloned());
+        let failure = record.as_ref().err().map(|e| e.to_string());
+        Ok(super::investigate::InvestigateReport {
+            format: "anvil-investigation",
+            format_version: 1,
+            run: run_dir.display().to_string(),
+            driver: super::agent::AgentDriver::name(self),
+            backend: "in_process".into(),
+            outcome: if failure.is_none() {
+                super::runner::Outcome::Completed
+            } else {
+                super::runner::Outcome::Failed
+            },
+            exit_code: if failure.is_none() {
+                crate::exit::OK
+            } else {
+                crate::exit::DRIVER
+            },
+            failure,
+            state: lc.state,
+            status,
+            usage: Default::default(),
+            attestation: None,
+            violation: None,
+        })
+    }
+}
+
 /// A script document for `case investigate --driver scripted --script FILE`: rail steps in
 /// order. In a list of artifact or claim ids, `@N` stands for the id step N produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,254 @@
+//! Process drivers as configured for real agents: what Claude Code is given, and the
+//! accounting read back from its own output (R-DRV-4, X-DRV-1, R-CON-5). A stand-in
+//! `claude` on PATH prints stream-json exactly as the real one does, so these trials need
+//! no network, no model and no install.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anvil_bench::driver::agent::{AgentDriver, ClaudeCodeDriver, ExecutionPolicy};
+use anvil_bench::driver::runner::CancelHandle;
+use anvil_bench::sandbox::Backend;
+use libtest_mimic::Failed;
+
+use crate::support::*;
+use crate::{Check, ensure};
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        Check {
+            name: "driver::claude_code_usage_cost_and_transcript_come_from_its_own_output",
+            rules: &["R-DRV-4"],
+            run: accounting,
+        },
+        Check {
+            name: "driver::claude_code_gets_the_brief_the_repository_and_a_strict_tool_allowlist",
+            rules: &["X-DRV-1"],
+            run: claude_args,
+        },
+        Check {
+            name: "driver::claude_code_sees_its_api_variables_and_nothing_else_ambient",
+            rules: &["R-CON-5"],
+            run: claude_env,
+        },
+    ]
+}
+
+/// A stand-in `claude`: records its arguments and environment into output/, then prints a
+/// stream-json session with one tool call and a final result event.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+printf '%s\n' "$@" > output/argv.txt
+env > output/env.txt
+echo '{"type":"system","subtype":"init","session_id":"sess-42"}'
+echo '{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Looking."},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"grep -rn capture_timeout ."}}],"usage":{"input_tokens":100,"output_tokens":20}}}'
+echo '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"src/payments/service.py:36","is_error":false}]}}'
+sleep 0.2
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":2,"duration_ms":1234,"session_id":"sess-42","total_cost_usd":0.0421,"usage":{"input_tokens":1500,"output_tokens":300,"cache_creation_input_tokens":50,"cache_read_input_tokens":700}}'
+"#;
+
+struct Fake {
+    world: World,
+    bin: PathBuf,
+    run: PathBuf,
+}
+
+fn fake() -> Result<Fake, Failed> {
+    let world = World::new();
+    let bin = world.root().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let claude = bin.join("claude");
+    std::fs::write(&claude, FAKE_CLAUDE).unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = world.open_unit()?.run_dir;
+    Ok(Fake { world, bin, run })
+}
+
+fn policy(f: &Fake) -> ExecutionPolicy {
+    ExecutionPolicy {
+        backend: Backend::Native {
+            allow_degraded_native: true,
+        },
+        timeout: Duration::from_secs(60),
+        max_turns: Some(7),
+        max_budget_usd: Some(0.5),
+        model: Some("claude-test-1".into()),
+        hidden: vec![],
+        ambient: vec![
+            ("PATH".into(), format!("{}:/usr/bin:/bin", f.bin.display())),
+            ("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:9".into()),
+            ("ANTHROPIC_API_KEY".into(), "sk-test".into()),
+            ("AWS_SECRET_ACCESS_KEY".into(), "must-not-leak".into()),
+            ("HOME".into(), "/root".into()),
+        ],
+        engine: PathBuf::from(env!("CARGO_BIN_EXE_anvil-bench")),
+    }
+}
+
+fn drive(f: &Fake) -> Result<anvil_bench::driver::investigate::InvestigateReport, Failed> {
+    let mut progress = |_p: anvil_bench::driver::investigate::Progress| {};
+    ClaudeCodeDriver
+        .drive(&f.run, &policy(f), &CancelHandle::new(), &mut progress)
+        .map_err(|e| Failed::from(e.to_string()))
+}
+
+fn accounting() -> Result<(), Failed> {
+    let f = fake()?;
+    let report = drive(&f)?;
+    ensure!(
+        report.exit_code == 0,
+        "exit {} ({:?})",
+        report.exit_code,
+        report.failure
+    );
+    let exec = read_json(&f.run.join("execution.json"));
+    let u = &exec["usage"];
+    ensure!(
+        u["inputTokens"] == 1500 && u["outputTokens"] == 300,
+        "tokens: {u}"
+    );
+    ensure!(
+        u["cacheReadInputTokens"] == 700 && u["cacheCreationInputTokens"] == 50,
+        "cache tokens: {u}"
+    );
+    ensure!(
+        u["totalCostUsd"] == 0.0421 && u["numTurns"] == 2 && u["durationMs"] == 1234,
+        "cost/turns: {u}"
+    );
+    ensure!(
+        u["sessionId"] == "sess-42" && u["complete"] == true,
+        "session: {u}"
+    );
+    let t = exec["transcript"].as_array().ok_or("no transcript")?;
+    let kinds: Vec<&str> = t.iter().filter_map(|e| e["kind"].as_str()).collect();
+    ensure!(
+        kinds == ["text", "tool_call", "tool_result"],
+        "transcript kinds {kinds:?}"
+    );
+    ensure!(
+        t[1]["name"] == "Bash" && t[2]["content"] == "src/payments/service.py:36",
+        "transcript: {t:?}"
+    );
+    let started = humantime::parse_rfc3339(exec["record"]["startedAt"].as_str().unwrap_or(""))
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let ended = humantime::parse_rfc3339(exec["record"]["endedAt"].as_str().unwrap_or(""))
+        .map_err(|e| Failed::from(e.to_string()))?;
+    ensure!(ended >= started, "ended before it started");
+    // The log was streamed to its own file too.
+    let log = std::fs::read_to_string(f.run.join("execution.log.jsonl")).unwrap_or_default();
+    ensure!(
+        log.lines().count() >= 4,
+        "execution.log.jsonl has {} lines",
+        log.lines().count()
+    );
+    Ok(())
+}
+
+fn argv(run: &Path) -> Vec<String> {
+    std::fs::read_to_string(run.join("output/argv.txt"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn claude_args() -> Result<(), Failed> {
+    let f = fake()?;
+    drive(&f)?;
+    let args = argv(&f.run);
+    let after = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let brief = std::fs::read_to_string(f.run.join("CASE.md")).unwrap();
+    // argv.txt holds one argument per line: the brief spans many; compare its first line.
+    ensure!(
+        after("-p").as_deref() == brief.lines().next(),
+        "the prompt is not CASE.md"
+    );
+    ensure!(
+        after("--output-format").as_deref() == Some("stream-json")
+            && args.contains(&"--verbose".to_string()),
+        "not stream-json: {args:?}"
+    );
+    ensure!(
+        after("--permission-mode").as_deref() == Some("acceptEdits"),
+        "permission mode: {:?}",
+        after("--permission-mode")
+    );
+    ensure!(
+        !args.iter().any(|a| a == "--dangerously-skip-permissions"),
+        "skips permissions"
+    );
+    let repo = std::fs::canonicalize(f.world.repo()).unwrap();
+    ensure!(
+        after("--add-dir").as_deref() == repo.to_str(),
+        "--add-dir is {:?}",
+        after("--add-dir")
+    );
+    ensure!(
+        after("--max-turns").as_deref() == Some("7")
+            && after("--max-budget-usd").as_deref() == Some("0.5"),
+        "limits not passed"
+    );
+    ensure!(
+        after("--model").as_deref() == Some("claude-test-1"),
+        "model not passed"
+    );
+    let i = args
+        .iter()
+        .position(|a| a == "--allowedTools")
+        .ok_or("no --allowedTools")?;
+    let tools = &args[i + 1..];
+    ensure!(
+        tools.iter().any(|t| t == "Bash(anvil-bench:*)"),
+        "rails not allowed: {tools:?}"
+    );
+    ensure!(
+        !tools
+            .iter()
+            .any(|t| t == "Bash" || t == "Bash(*)" || t == "Edit" || t == "WebFetch"),
+        "an unrestricted tool is allowed: {tools:?}"
+    );
+    Ok(())
+}
+
+fn claude_env() -> Result<(), Failed> {
+    let f = fake()?;
+    drive(&f)?;
+    let env = std::fs::read_to_string(f.run.join("output/env.txt")).unwrap_or_default();
+    let var = |name: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .map(str::to_string)
+    };
+    ensure!(
+        var("ANTHROPIC_BASE_URL").as_deref() == Some("http://127.0.0.1:9"),
+        "ANTHROPIC_BASE_URL not passed"
+    );
+    ensure!(
+        var("ANTHROPIC_API_KEY").as_deref() == Some("sk-test"),
+        "ANTHROPIC_API_KEY not passed"
+    );
+    ensure!(
+        var("AWS_SECRET_ACCESS_KEY").is_none(),
+        "an ambient secret leaked into the agent"
+    );
+    let home = var("HOME").unwrap_or_default();
+    ensure!(
+        home.starts_with(f.run.join("workspace").to_str().unwrap_or("?"))
+            || home.contains("/workspace/"),
+        "HOME is {home}, not inside workspace/"
+    );
+    let path = var("PATH").unwrap_or_default();
+    let engine_dir = Path::new(env!("CARGO_BIN_EXE_anvil-bench"))
+        .parent()
+        .unwrap();
+    ensure!(
+        path.starts_with(engine_dir.to_str().unwrap()),
+        "the engine is not first on PATH: {path}"
+    );
+    Ok(())
+}
