@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::model::{Air, ErrorDef, Field, Operation};
-use super::target::{TargetKey, TargetKind};
+use super::target::TargetKey;
 use crate::skill::registry;
 
 /// A class of deficiency a skill can close.
@@ -436,11 +436,6 @@ pub fn deficiencies_for<'a>(
     plan.iter()
         .filter(|d| d.skill == skill && &d.target == target)
         .collect()
-}
-
-/// True for target kinds the built-in skills act on.
-pub fn refinable(kind: TargetKind) -> bool {
-    registry().skills.iter().any(|s| s.target_kind == kind)
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ mod target;
 
 pub use detect::{
     Deficiency, DeficiencyCode, Severity, deficiencies_for, detect, is_tautological, name_words,
-    refinable,
 };
 pub use model::{
     AIR_VERSION, Air, AirError, Capability, ErrorDef, Field, Operation, Provenance, Service,

@@ -13,7 +13,7 @@ use super::evidence::EvidenceDoc;
 use super::proposal::{Proposal, STRUCTURAL_KEYS};
 use super::research::{ClaimsDoc, ResearchRecord, aggregate_strength, cited};
 use crate::air::is_tautological;
-use crate::skill::{ValueConstraint, Verification};
+use crate::skill::Verification;
 
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -262,9 +262,4 @@ fn target_words(case: &CaseDoc) -> (String, String) {
         _ => String::new(),
     };
     (t.name().to_string(), ty)
-}
-
-/// True when the constraint is a closed vocabulary or boolean (used by reconciliation).
-pub fn is_enumerated(c: &ValueConstraint) -> bool {
-    !matches!(c, ValueConstraint::Text)
 }
