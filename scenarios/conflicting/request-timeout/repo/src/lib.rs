@@ -1,0 +1,3 @@
+pub mod probe;
+pub mod scheduler;
+pub mod worker;

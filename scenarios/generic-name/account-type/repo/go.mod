@@ -1,0 +1,3 @@
+module github.com/northbank/ledger
+
+go 1.22

@@ -1,0 +1,1 @@
+"""HTTP and statsd ingestion for application metrics."""

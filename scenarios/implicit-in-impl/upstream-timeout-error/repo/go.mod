@@ -1,0 +1,3 @@
+module github.com/northwind/stockd
+
+go 1.22

@@ -1,0 +1,3 @@
+module github.com/pipeline-hq/connect
+
+go 1.22

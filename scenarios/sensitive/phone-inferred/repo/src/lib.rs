@@ -1,0 +1,3 @@
+pub mod delivery;
+pub mod redact;
+pub mod retention;

@@ -1,0 +1,1 @@
+"""Invoicing for subscription plans."""

@@ -1,0 +1,3 @@
+module github.com/tallyhq/workspaces
+
+go 1.22

@@ -1,0 +1,5 @@
+//! Backend-for-frontend of the admin console.
+
+pub mod audit;
+pub mod claims;
+pub mod handlers;

@@ -1,0 +1,1 @@
+"""Service-to-service token issuance."""

@@ -1,0 +1,3 @@
+module github.com/fernpay/transfers
+
+go 1.22
