@@ -87,7 +87,7 @@ fn policy(f: &Fake) -> ExecutionPolicy {
 
 fn drive(f: &Fake) -> Result<anvil_bench::driver::investigate::InvestigateReport, Failed> {
     let mut progress = |_p: anvil_bench::driver::investigate::Progress| {};
-    ClaudeCodeDriver
+    ClaudeCodeDriver::default()
         .drive(&f.run, &policy(f), &CancelHandle::new(), &mut progress)
         .map_err(|e| Failed::from(e.to_string()))
 }
@@ -203,13 +203,17 @@ fn claude_args() -> Result<(), Failed> {
         .ok_or("no --allowedTools")?;
     let tools = &args[i + 1..];
     ensure!(
-        tools.iter().any(|t| t == "Bash(anvil-bench:*)"),
-        "rails not allowed: {tools:?}"
+        tools.iter().any(|t| t == "mcp__anvil__*")
+            && args.contains(&"--strict-mcp-config".to_string())
+            && f.run
+                .join(after("--mcp-config").unwrap_or_default())
+                .is_file(),
+        "rails not allowed as MCP tools: {tools:?}"
     );
     ensure!(
         !tools
             .iter()
-            .any(|t| t == "Bash" || t == "Bash(*)" || t == "Edit" || t == "WebFetch"),
+            .any(|t| t.starts_with("Bash") || t == "Edit" || t == "WebFetch"),
         "an unrestricted tool is allowed: {tools:?}"
     );
     Ok(())

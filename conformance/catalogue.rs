@@ -277,6 +277,43 @@ pub const RULES: &[(&str, &str)] = &[
         "R-RAIL-4",
         "every rail call is in journal.jsonl with its key, body hash, outcome and time",
     ),
+    // Investigation tools
+    (
+        "R-TOOL-1",
+        "a query batch, answered or refused, leaves the repository byte-for-byte as it was",
+    ),
+    (
+        "R-TOOL-2",
+        "the tools read only inside the inspect scopes, with add-evidence's path rules: no absolute path, no `..`, no symlink out",
+    ),
+    (
+        "R-TOOL-3",
+        "an unknown operation or field, an invalid argument or a repeated request id refuses the whole batch",
+    ),
+    (
+        "R-TOOL-4",
+        "every request of a batch is preflighted before any is answered; a refused batch returns no partial result",
+    ),
+    (
+        "R-TOOL-5",
+        "a tool limit refuses the excess (request, batch, files, bytes, rows, matches, context, result); nothing is silently dropped",
+    ),
+    (
+        "R-TOOL-6",
+        "pages are stable: total, truncated and nextOffset, in requested file order then line order",
+    ),
+    (
+        "R-TOOL-7",
+        "every answer carries the source sha256 and 1-based lines or the row's JSON Pointer, and the batch and request hashes",
+    ),
+    (
+        "R-TOOL-8",
+        "snapshot equality is typed (true, 1, \"1\" and 1.0 differ) and SQL-like text is only ever data",
+    ),
+    (
+        "R-TOOL-9",
+        "a batch for another run, or for a finalized, closed or stale run, is refused",
+    ),
     // Drivers and containment
     (
         "R-DRV-1",
@@ -383,5 +420,42 @@ pub const RULES: &[(&str, &str)] = &[
     (
         "X-AIR-1",
         "AIR with an unknown key is refused with the path of that key",
+    ),
+    // The scenario corpus (issue 6)
+    (
+        "X-CORPUS-1",
+        "`scenarios check` exits 1 listing every problem, and each failure names the file at fault",
+    ),
+    (
+        "X-CORPUS-2",
+        "a scenario is sound only when `case open` would accept its skill, target and declared deficiency",
+    ),
+    (
+        "X-CORPUS-3",
+        "every scenario has exactly one label and every label names exactly one existing scenario",
+    ),
+    (
+        "X-CORPUS-4",
+        "labelled evidence paths are files inside the scenario repository and their line ranges lie inside those files",
+    ),
+    (
+        "X-CORPUS-5",
+        "canaries are well-formed and unique and appear in no file under scenarios/; no expected phrase is stated in the scenario's own inputs",
+    ),
+    (
+        "X-CORPUS-6",
+        "scenario and label documents are strict: unknown keys, classes, languages and statuses are refused with their path",
+    ),
+    (
+        "X-CORPUS-7",
+        "each repository has at least 4 files and 120 lines, each AIR describes the whole target operation (3+ fields, 2+ errors), and the corpus meets the class, language, skill and decline coverage rules",
+    ),
+    (
+        "X-CORPUS-8",
+        "labelled values name the skill's writable field with a value its constraint admits; declines carry none",
+    ),
+    (
+        "X-SEAL-1",
+        "the labels seal is sha256 over the canonical label set: independent of key order, changed by any label change, refused for an unreadable label",
     ),
 ];

@@ -10,6 +10,7 @@ mod binding;
 mod catalogue;
 mod claims;
 mod containment;
+mod corpus;
 mod document;
 mod drivers;
 mod evidence;
@@ -22,6 +23,7 @@ mod reconcile;
 mod runs;
 mod schema;
 mod support;
+mod tools;
 mod validation;
 
 use std::process::ExitCode;
@@ -53,6 +55,8 @@ fn discover() -> Vec<Check> {
     all.extend(schema::checks());
     all.extend(open_refusals::checks());
     all.extend(reconcile::checks());
+    all.extend(corpus::checks());
+    all.extend(tools::checks());
     all.sort_by_key(|c| c.name);
     // A typo in discovery must never turn the suite green.
     assert!(!all.is_empty(), "conformance discovery found zero trials");

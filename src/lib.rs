@@ -13,13 +13,19 @@
 //! * [`reconcile`] — close: re-verification, re-validation, the eval delta, approval tiers,
 //!   and application to the AIR with provenance.
 //! * [`demo`] — scripted cases end to end on the bundled example.
+//! * [`battery`] — the scenario corpus and its labels: strict formats, `scenarios check`,
+//!   and the labels seal.
 //! * [`replay`] — `replay-model`: the Anthropic Messages API on loopback, played by a
 //!   script or a deterministic investigation policy, so the real `claude` runs without a model.
+//! * [`mcp`] — `mcp serve`: the case rails as MCP tools over stdio, relayed out of a sandbox.
+//! * [`tools`] — the read-only investigation tool router: strict query batches over the
+//!   inspect scopes and JSON table snapshots.
 //! * [`cli`] — the command-line interface; `main.rs` only calls [`cli::main`].
 //! * [`canon`], [`fsio`], [`json_path`], [`repo`] — canonical JSON and hashes, atomic
 //!   writes, path-naming deserialisation, repository revision.
 
 pub mod air;
+pub mod battery;
 pub mod canon;
 pub mod case;
 pub mod cli;
@@ -28,8 +34,10 @@ pub mod driver;
 pub mod exit;
 pub mod fsio;
 pub mod json_path;
+pub mod mcp;
 pub mod reconcile;
 pub mod replay;
 pub mod repo;
 pub mod sandbox;
 pub mod skill;
+pub mod tools;

@@ -605,6 +605,8 @@ fn investigate_with_claude(backend: &[&str]) {
         .args([
             "--driver",
             "claude-code",
+            "--tools",
+            "bash",
             "--max-turns",
             "30",
             "--timeout",

@@ -193,6 +193,12 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
     })
 }
 
+/// Resolves `req` exactly as [`open`] does and writes nothing: the deficiency a case would
+/// open on. `scenarios check` uses it, so a scenario is sound by the same detection.
+pub fn preflight(req: &OpenRequest) -> Result<DeficiencyCode, CaseError> {
+    resolve(req).map(|r| r.deficiency)
+}
+
 /// Opens a case as `req` says: a new run, a resumed one, or a replacement.
 pub fn open(req: &OpenRequest) -> Result<Opened, CaseError> {
     let r = resolve(req)?;

@@ -40,6 +40,9 @@ pub enum CaseCommand {
     Investigate(super::investigate_cmd::InvestigateArgs),
     /// Lifecycle state, stage hashes, status, staleness and the next legal rail.
     Show(super::rails_cmd::ShowArgs),
+    /// Run a read-only investigation batch (anvil-investigation-request v1) over the
+    /// inspect scopes; journaled. --schema prints the request and result schemas.
+    Query(super::query_cmd::QueryArgs),
 }
 
 #[derive(Debug, Args)]
@@ -106,6 +109,7 @@ pub fn run(cmd: CaseCommand) -> u8 {
         CaseCommand::Validate(a) => super::rails_cmd::validate(a),
         CaseCommand::Finalize(a) => super::rails_cmd::finalize_cmd(a),
         CaseCommand::Show(a) => super::rails_cmd::show(a),
+        CaseCommand::Query(a) => super::query_cmd::run(a),
         CaseCommand::Close(a) => super::rails_cmd::close(a),
         CaseCommand::Investigate(a) => super::investigate_cmd::run(a),
     }

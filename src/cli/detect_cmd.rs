@@ -63,7 +63,15 @@ pub fn detect(args: DetectArgs) -> u8 {
             detail: d.detail.clone(),
         });
         println!("{}", Table::new(rows).with(Style::sharp()));
-        println!("{} deficiencies", plan.len());
+        println!(
+            "{} {}",
+            plan.len(),
+            if plan.len() == 1 {
+                "deficiency"
+            } else {
+                "deficiencies"
+            }
+        );
     }
     exit::OK
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use crate::driver::agent::{
-    AgentDriver, ClaudeCodeDriver, CodexDriver, CommandDriver, ExecutionPolicy,
+    AgentDriver, ClaudeCodeDriver, ClaudeTools, CodexDriver, CommandDriver, ExecutionPolicy,
 };
 use crate::driver::investigate::{InvestigateError, InvestigateReport};
 use crate::driver::runner::CancelHandle;
@@ -26,6 +26,12 @@ pub enum DriverName {
     Codex,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolsChoice {
+    Mcp,
+    Bash,
+}
+
 #[derive(Debug, Args)]
 pub struct InvestigateArgs {
     /// The run directory.
@@ -42,6 +48,10 @@ pub struct InvestigateArgs {
     /// Where the agent runs: bubblewrap (contained) or native (needs --allow-degraded-native).
     #[arg(long, default_value = "bubblewrap", value_name = "BACKEND")]
     pub backend: String,
+    /// For --driver claude-code: the rails as MCP tools with no shell (mcp), or as
+    /// `anvil-bench case …` through a Bash tool restricted to them (bash).
+    #[arg(long, value_enum, default_value = "mcp", value_name = "TOOLS")]
+    pub tools: ToolsChoice,
     /// Acknowledge that native execution cannot enforce read-only repository and case-only writes.
     #[arg(long)]
     pub allow_degraded_native: bool,
@@ -117,7 +127,12 @@ pub fn run(a: InvestigateArgs) -> u8 {
                 args: args.to_vec(),
             })
         }
-        (DriverName::ClaudeCode, _) => Box::new(ClaudeCodeDriver),
+        (DriverName::ClaudeCode, _) => Box::new(ClaudeCodeDriver {
+            tools: match a.tools {
+                ToolsChoice::Mcp => ClaudeTools::Mcp,
+                ToolsChoice::Bash => ClaudeTools::Bash,
+            },
+        }),
         (DriverName::Codex, _) => Box::new(CodexDriver),
         (DriverName::Scripted, None) => return exit::USAGE,
     };

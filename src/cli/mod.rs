@@ -6,9 +6,12 @@
 mod case_cmd;
 mod detect_cmd;
 mod investigate_cmd;
+mod mcp_cmd;
+mod query_cmd;
 mod rails_cmd;
 mod replay_cmd;
 mod sandbox_cmd;
+mod scenarios_cmd;
 
 use std::process::ExitCode;
 
@@ -49,6 +52,12 @@ pub enum Command {
     /// Serve the Anthropic Messages API on loopback, played by a script or a deterministic
     /// investigation policy, so a real agent client runs without a model or network.
     ReplayModel(replay_cmd::ReplayArgs),
+    /// Serve a run's rails as MCP tools (`mcp serve --run RUN`).
+    #[command(subcommand)]
+    Mcp(mcp_cmd::McpCommand),
+    /// Check, list and seal the scenario corpus and its labels.
+    #[command(subcommand)]
+    Scenarios(scenarios_cmd::ScenariosCommand),
     /// The first process inside a bubblewrap sandbox (written by the engine).
     #[command(hide = true)]
     SandboxInit(sandbox_cmd::SandboxInitArgs),
@@ -73,6 +82,8 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => detect_cmd::demo(args),
         Command::Case(cmd) => case_cmd::run(*cmd),
         Command::ReplayModel(args) => replay_cmd::run(args),
+        Command::Mcp(cmd) => mcp_cmd::run(cmd),
+        Command::Scenarios(cmd) => scenarios_cmd::run(cmd),
         Command::SandboxInit(args) => sandbox_cmd::sandbox_init(args),
     };
     ExitCode::from(code)

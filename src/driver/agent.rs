@@ -44,6 +44,9 @@ pub struct AgentCommand {
     /// Variables set for the agent, winning over ambient ones.
     pub set: BTreeMap<String, String>,
     pub install_hint: Option<String>,
+    /// Files the agent's configuration needs, relative to the run directory, written by the
+    /// engine before the agent starts.
+    pub files: Vec<(PathBuf, String)>,
 }
 
 /// Which accounting format the agent prints.
@@ -145,6 +148,7 @@ impl ProcessAgent for CommandDriver {
             allow: vec![],
             set,
             install_hint: None,
+            files: vec![],
         }
     }
 
@@ -156,7 +160,25 @@ impl ProcessAgent for CommandDriver {
 /// Claude Code, as `claude -p <CASE.md> --output-format stream-json --verbose`, allowed to
 /// read and search and to call the rails, and nothing else.
 #[derive(Debug, Clone, Default)]
-pub struct ClaudeCodeDriver;
+pub struct ClaudeCodeDriver {
+    pub tools: ClaudeTools,
+}
+
+/// How Claude Code reaches the rails.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ClaudeTools {
+    /// The `anvil` MCP server (`anvil-bench mcp serve`): no shell at all.
+    #[default]
+    Mcp,
+    /// `anvil-bench case …` through a Bash tool restricted to the rails and grep.
+    Bash,
+}
+
+/// With [`ClaudeTools::Mcp`]: the built-in tools that exist at all, and the allowlist.
+pub const CLAUDE_MCP_BUILTIN_TOOLS: &str = "Read,Grep,Glob,Write";
+pub const CLAUDE_MCP_ALLOWED_TOOLS: &[&str] = &["mcp__anvil__*", "Read", "Grep", "Glob"];
+/// The MCP configuration file, in the run's workspace/.
+pub const CLAUDE_MCP_CONFIG: &str = "workspace/anvil-mcp.json";
 
 /// The tools Claude Code may use: read and search, the rails, writing output/ files.
 pub const CLAUDE_ALLOWED_TOOLS: &[&str] = &[
@@ -174,9 +196,18 @@ impl ProcessAgent for ClaudeCodeDriver {
     }
 
     fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand {
+        let mut files = Vec::new();
+        let mut prompt = brief(run);
+        if self.tools == ClaudeTools::Mcp {
+            prompt.push_str(crate::mcp::driver::MCP_BRIEF);
+            files.push((
+                PathBuf::from(CLAUDE_MCP_CONFIG),
+                crate::mcp::driver::mcp_config(run, policy),
+            ));
+        }
         let mut args = vec![
             "-p".to_string(),
-            brief(run),
+            prompt,
             "--output-format".into(),
             "stream-json".into(),
             "--verbose".into(),
@@ -196,9 +227,18 @@ impl ProcessAgent for ClaudeCodeDriver {
         if let Some(model) = &policy.model {
             args.extend(["--model".into(), model.clone()]);
         }
+        let allowed = match self.tools {
+            ClaudeTools::Mcp => {
+                let config = run.dir.join(CLAUDE_MCP_CONFIG).display().to_string();
+                args.extend(["--mcp-config".into(), config, "--strict-mcp-config".into()]);
+                args.extend(["--tools".into(), CLAUDE_MCP_BUILTIN_TOOLS.into()]);
+                CLAUDE_MCP_ALLOWED_TOOLS
+            }
+            ClaudeTools::Bash => CLAUDE_ALLOWED_TOOLS,
+        };
         // --allowedTools takes several values: it goes last.
         args.push("--allowedTools".into());
-        args.extend(CLAUDE_ALLOWED_TOOLS.iter().map(|s| s.to_string()));
+        args.extend(allowed.iter().map(|s| s.to_string()));
         let set = [
             ("DISABLE_AUTOUPDATER", "1"),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
@@ -214,6 +254,7 @@ impl ProcessAgent for ClaudeCodeDriver {
             allow: vec!["ANTHROPIC_*".into()],
             set,
             install_hint: Some("npm i -g @anthropic-ai/claude-code".into()),
+            files,
         }
     }
 
@@ -256,6 +297,7 @@ impl ProcessAgent for CodexDriver {
             allow: vec!["OPENAI_*".into(), "CODEX_*".into()],
             set: BTreeMap::new(),
             install_hint: Some("npm i -g @openai/codex".into()),
+            files: vec![],
         }
     }
 

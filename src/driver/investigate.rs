@@ -142,6 +142,10 @@ pub fn investigate(
     let command = agent.command(&run, policy);
     let home = run_dir.join("workspace").join(".home");
     std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
+    for (name, text) in &command.files {
+        let path = run_dir.join(name);
+        crate::fsio::write_atomic(&path, text.as_bytes()).map_err(CaseError::io("write", path))?;
+    }
     let mut set = home_overrides(&home)
         .ok_or_else(|| InvestigateError::Refused("the run path is not UTF-8".into()))?;
     let engine_dir = policy

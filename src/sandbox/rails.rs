@@ -36,6 +36,7 @@ pub const RELAYED_RAILS: &[&str] = &[
     "finalize",
     "show",
     "verify",
+    "query",
 ];
 /// A relayed rail that runs longer than this is killed.
 const RAIL_TIMEOUT: Duration = Duration::from_secs(120);

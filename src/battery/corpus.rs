@@ -1,0 +1,421 @@
+//! The scenario corpus on disk: `scenarios/<class>/<name>/scenario.json` (+ `air.json`,
+//! `repo/`) and `labels-private/<class>/<name>.json`, read into strict types.
+//!
+//! Invariant: a [`Scenario`] or [`Label`] that exists was parsed from a document of the right
+//! format and version with no unknown key; everything that could not be read is a
+//! [`Problem`] naming its file instead. Loading never stops at the first bad file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::air::DeficiencyCode;
+use crate::case::finalize::Status;
+
+pub const SCENARIO_FORMAT: &str = "anvil-scenario";
+pub const LABEL_FORMAT: &str = "anvil-label";
+pub const FORMAT_VERSION: u32 = 1;
+pub const SCENARIO_JSON: &str = "scenario.json";
+pub const AIR_JSON: &str = "air.json";
+pub const REPO_DIR: &str = "repo";
+
+/// The nine scenario classes (DESIGN §10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Class {
+    Documented,
+    ImplicitInImpl,
+    OnlyInTests,
+    Conflicting,
+    GenericName,
+    Sensitive,
+    UnitBearing,
+    WeakSingleSource,
+    Tautological,
+}
+
+impl Class {
+    pub const ALL: [Class; 9] = [
+        Class::Documented,
+        Class::ImplicitInImpl,
+        Class::OnlyInTests,
+        Class::Conflicting,
+        Class::GenericName,
+        Class::Sensitive,
+        Class::UnitBearing,
+        Class::WeakSingleSource,
+        Class::Tautological,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Documented => "documented",
+            Class::ImplicitInImpl => "implicit-in-impl",
+            Class::OnlyInTests => "only-in-tests",
+            Class::Conflicting => "conflicting",
+            Class::GenericName => "generic-name",
+            Class::Sensitive => "sensitive",
+            Class::UnitBearing => "unit-bearing",
+            Class::WeakSingleSource => "weak-single-source",
+            Class::Tautological => "tautological",
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The language a scenario repository is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Rust,
+    Typescript,
+    Javascript,
+    Python,
+    Go,
+    Java,
+    Kotlin,
+    Csharp,
+    Ruby,
+    Php,
+}
+
+impl Language {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Typescript => "typescript",
+            Language::Javascript => "javascript",
+            Language::Python => "python",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::Kotlin => "kotlin",
+            Language::Csharp => "csharp",
+            Language::Ruby => "ruby",
+            Language::Php => "php",
+        }
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `scenario.json` (`anvil-scenario` v1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScenarioDoc {
+    pub format: String,
+    pub format_version: u32,
+    pub id: String,
+    pub class: Class,
+    pub skill: String,
+    pub target: String,
+    pub language: Language,
+    /// When given, the case opens on this deficiency; it must be among those detected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deficiency: Option<DeficiencyCode>,
+}
+
+/// `labels-private/<class>/<name>.json` (`anvil-label` v1): the answer key of one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LabelDoc {
+    pub format: String,
+    pub format_version: u32,
+    pub scenario: String,
+    pub canary: String,
+    pub expect: Expect,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Expect {
+    pub status: Status,
+    #[serde(default)]
+    pub values: BTreeMap<String, ValueExpectation>,
+    #[serde(default)]
+    pub evidence: Vec<EvidenceRegion>,
+}
+
+/// What one patched value must be: `{"equals": V}` for closed values, or `mustMention` /
+/// `mustNotMention` phrase rules for text. Read as one strict struct (no untagged enum) and
+/// classified by [`ValueExpectation::rule`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ValueExpectation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub must_mention: Option<Vec<Vec<String>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub must_not_mention: Option<Vec<String>>,
+}
+
+/// The classified form of a [`ValueExpectation`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ValueRule<'a> {
+    Equals(&'a Value),
+    Mentions {
+        must: &'a [Vec<String>],
+        must_not: &'a [String],
+    },
+}
+
+impl ValueExpectation {
+    /// The rule this expectation states, or why it states none or both.
+    pub fn rule(&self) -> Result<ValueRule<'_>, &'static str> {
+        let mentions = self.must_mention.is_some() || self.must_not_mention.is_some();
+        match (&self.equals, mentions) {
+            (Some(_), true) => Err("gives both `equals` and `mustMention`/`mustNotMention`"),
+            (Some(v), false) => Ok(ValueRule::Equals(v)),
+            (None, true) => Ok(ValueRule::Mentions {
+                must: self.must_mention.as_deref().unwrap_or(&[]),
+                must_not: self.must_not_mention.as_deref().unwrap_or(&[]),
+            }),
+            (None, false) => Err("gives neither `equals` nor `mustMention`"),
+        }
+    }
+}
+
+/// A repository region an investigation should cite: inclusive 1-based lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EvidenceRegion {
+    pub path: String,
+    pub lines: [u32; 2],
+}
+
+/// One failed check. `file` is the file (or directory) at fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem {
+    pub file: PathBuf,
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(file: impl Into<PathBuf>, kind: &'static str, message: impl Into<String>) -> Self {
+        Problem {
+            file: file.into(),
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+/// A scenario whose `scenario.json` parsed.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// `scenarios/<class>/<name>`.
+    pub dir: PathBuf,
+    /// `<class>/<name>`, from the directory.
+    pub dir_id: String,
+    pub doc: ScenarioDoc,
+}
+
+impl Scenario {
+    pub fn file(&self) -> PathBuf {
+        self.dir.join(SCENARIO_JSON)
+    }
+    pub fn air(&self) -> PathBuf {
+        self.dir.join(AIR_JSON)
+    }
+    pub fn repo(&self) -> PathBuf {
+        self.dir.join(REPO_DIR)
+    }
+}
+
+/// A label file that parsed.
+#[derive(Debug, Clone)]
+pub struct Label {
+    pub file: PathBuf,
+    /// `<class>/<name>`, from the file's place under the labels directory.
+    pub file_id: String,
+    pub doc: LabelDoc,
+}
+
+/// Sorted entries of `dir` that are directories (`dirs`) or files, hidden names skipped.
+fn entries(dir: &Path, dirs: bool) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let ty = entry.file_type()?;
+        if (dirs && ty.is_dir()) || (!dirs && ty.is_file()) {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Reads a versioned document: JSON syntax, then `format` and `formatVersion`, then the strict
+/// type (unknown keys named by path).
+fn read_doc<T: serde::de::DeserializeOwned>(file: &Path, format: &str) -> Result<T, Problem> {
+    let bad = |message: String| Problem::new(file, "unparseable", message);
+    let text = std::fs::read_to_string(file).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    match value.get("format").and_then(Value::as_str) {
+        Some(f) if f == format => {}
+        Some(f) => return Err(bad(format!("format is `{f}`, expected `{format}`"))),
+        None => return Err(bad(format!("missing `format: \"{format}\"`"))),
+    }
+    match value.get("formatVersion").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(FORMAT_VERSION) => {}
+        Some(v) => {
+            return Err(bad(format!(
+                "{format} version {v} is not supported; this build reads version {FORMAT_VERSION}"
+            )));
+        }
+        None => return Err(bad("missing integer `formatVersion`".into())),
+    }
+    crate::json_path::deserialize(value).map_err(|e| bad(format!("at `{}`: {}", e.path, e.message)))
+}
+
+/// Reads every `scenarios/<class>/<name>/scenario.json` under `dir`.
+pub fn load_scenarios(dir: &Path) -> (Vec<Scenario>, Vec<Problem>) {
+    let mut scenarios = Vec::new();
+    let mut problems = Vec::new();
+    let classes = match entries(dir, true) {
+        Ok(c) => c,
+        Err(e) => {
+            problems.push(Problem::new(
+                dir,
+                "unreadable",
+                format!("cannot read the scenarios directory: {e}"),
+            ));
+            return (scenarios, problems);
+        }
+    };
+    for class_dir in classes {
+        let names = match entries(&class_dir, true) {
+            Ok(n) => n,
+            Err(e) => {
+                problems.push(Problem::new(&class_dir, "unreadable", e.to_string()));
+                continue;
+            }
+        };
+        for scenario_dir in names {
+            let file = scenario_dir.join(SCENARIO_JSON);
+            if !file.is_file() {
+                problems.push(Problem::new(
+                    &file,
+                    "missing_file",
+                    "the scenario directory has no scenario.json",
+                ));
+                continue;
+            }
+            match read_doc::<ScenarioDoc>(&file, SCENARIO_FORMAT) {
+                Ok(doc) => scenarios.push(Scenario {
+                    dir_id: format!("{}/{}", name_of(&class_dir), name_of(&scenario_dir)),
+                    dir: scenario_dir,
+                    doc,
+                }),
+                Err(p) => problems.push(p),
+            }
+        }
+    }
+    (scenarios, problems)
+}
+
+/// Reads every `<class>/<name>.json` under the labels directory `dir`.
+pub fn load_labels(dir: &Path) -> (Vec<Label>, Vec<Problem>) {
+    let mut labels = Vec::new();
+    let mut problems = Vec::new();
+    let classes = match entries(dir, true) {
+        Ok(c) => c,
+        Err(e) => {
+            problems.push(Problem::new(
+                dir,
+                "unreadable",
+                format!("cannot read the labels directory: {e}"),
+            ));
+            return (labels, problems);
+        }
+    };
+    for class_dir in classes {
+        let files = match entries(&class_dir, false) {
+            Ok(f) => f,
+            Err(e) => {
+                problems.push(Problem::new(&class_dir, "unreadable", e.to_string()));
+                continue;
+            }
+        };
+        for file in files {
+            let Some(stem) = name_of(&file).strip_suffix(".json").map(str::to_string) else {
+                continue;
+            };
+            match read_doc::<LabelDoc>(&file, LABEL_FORMAT) {
+                Ok(doc) => labels.push(Label {
+                    file_id: format!("{}/{stem}", name_of(&class_dir)),
+                    file,
+                    doc,
+                }),
+                Err(p) => problems.push(p),
+            }
+        }
+    }
+    (labels, problems)
+}
+
+/// The labels commitment: sha256 over the canonical JSON of every label, sorted by scenario
+/// id, as `sha256:<hex>`. Key order and whitespace in the files do not change it.
+pub fn seal(labels: &[Label]) -> String {
+    let mut docs: Vec<&LabelDoc> = labels.iter().map(|l| &l.doc).collect();
+    docs.sort_by(|a, b| a.scenario.cmp(&b.scenario));
+    crate::canon::canonical_hash(&docs)
+}
+
+/// Every regular file under `dir`, recursively, sorted; hidden names included (a canary in a
+/// dotfile is still a leak). Symlinks are not followed.
+pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in read.flatten() {
+            let Ok(ty) = entry.file_type() else { continue };
+            if ty.is_dir() {
+                stack.push(entry.path());
+            } else if ty.is_file() {
+                out.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Number of lines in `bytes`: newlines, plus one for a final unterminated line.
+pub fn line_count(bytes: &[u8]) -> usize {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+    newlines + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}

@@ -1,0 +1,34 @@
+//! `mcp serve`: the case rails as MCP tools over stdio.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use crate::exit;
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Serve one run's rails (and read-only investigation tools) as MCP tools on stdin and
+    /// stdout, until stdin closes. Inside a sandbox the rails go through the rail relay.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The run directory.
+    #[arg(long, value_name = "RUN")]
+    pub run: PathBuf,
+}
+
+pub fn run(cmd: McpCommand) -> u8 {
+    match cmd {
+        McpCommand::Serve(a) => match crate::mcp::serve_stdio(&a.run) {
+            Ok(()) => exit::OK,
+            Err(crate::mcp::McpError::Case(e)) => super::fail(&e, false),
+            Err(e) => {
+                eprintln!("error: {e}");
+                exit::DRIVER
+            }
+        },
+    }
+}

@@ -1,0 +1,202 @@
+//! `case query`: one investigation batch through the read-only tool router, journaled in
+//! the run's `journal.jsonl`; `--schema` prints the request and result schemas.
+//!
+//! Invariant: the request file is bounded before it is parsed, and a refused batch prints
+//! only the typed refusal — never part of an answer.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::case::CaseError;
+use crate::exit;
+use crate::tools::{self, OperationResult, ResultDoc, ToolError, ToolLimits};
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// The run directory (`.` from inside it).
+    #[arg(required_unless_present = "schema")]
+    pub run: Option<PathBuf>,
+    /// The anvil-investigation-request v1 document: a file, or `-` for stdin.
+    #[arg(long, value_name = "FILE|-", required_unless_present = "schema")]
+    pub request: Option<String>,
+    /// Print the result document (or the refusal) as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the JSON Schemas of the request and result documents and exit.
+    #[arg(long)]
+    pub schema: bool,
+}
+
+pub fn run(a: QueryArgs) -> u8 {
+    if a.schema {
+        super::print_json(&json!({
+            "request": tools::request_schema(),
+            "result": tools::result_schema(),
+        }));
+        return exit::OK;
+    }
+    let (Some(run), Some(source)) = (a.run, a.request) else {
+        eprintln!("error: give RUN and --request, or --schema");
+        return exit::USAGE;
+    };
+    let request = match read_request(&source) {
+        Ok(v) => v,
+        Err(e) => return refuse(&e, a.json),
+    };
+    match tools::query_journaled(&run, &request) {
+        Ok(doc) if a.json => {
+            super::print_json(&doc);
+            exit::OK
+        }
+        Ok(doc) => {
+            print_plain(&doc);
+            exit::OK
+        }
+        Err(e) => refuse(&e, a.json),
+    }
+}
+
+fn refuse(e: &ToolError, json: bool) -> u8 {
+    let err = CaseError::Rail {
+        rail: tools::QUERY_RAIL,
+        kind: e.kind(),
+        reason: e.to_string(),
+    };
+    super::fail(&err, json)
+}
+
+/// Reads at most the request limit plus one byte, so an oversized document is refused
+/// without being loaded whole.
+fn read_request(source: &str) -> Result<Value, ToolError> {
+    let limit = ToolLimits::default().request_bytes;
+    let mut bytes = Vec::new();
+    let taken = if source == "-" {
+        std::io::stdin()
+            .take(limit as u64 + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(source).and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes))
+    };
+    taken.map_err(ToolError::io("read", source))?;
+    if bytes.len() > limit {
+        return Err(ToolError::RequestTooLarge {
+            size: bytes.len(),
+            limit,
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(|e| ToolError::Malformed {
+        field: ".".into(),
+        reason: format!("not JSON (line {}, column {})", e.line(), e.column()),
+    })
+}
+
+fn print_plain(doc: &ResultDoc) {
+    println!("batch {} on run {}", doc.batch_hash, doc.run_id);
+    for r in &doc.results {
+        match &r.result {
+            OperationResult::ListFiles(x) => {
+                println!(
+                    "{} source.list_files: {} of {}",
+                    r.request_id, x.page.returned, x.page.total
+                );
+                for f in &x.files {
+                    println!(
+                        "  {} [{}] {} bytes {}",
+                        f.path,
+                        f.kind.as_str(),
+                        f.size,
+                        f.sha256
+                    );
+                }
+            }
+            OperationResult::FindText(x) => {
+                println!(
+                    "{} source.find_text: {} of {} line(s)",
+                    r.request_id, x.page.returned, x.page.total
+                );
+                for m in &x.matches {
+                    println!("  {}:{}: {}", m.path, m.line, m.text);
+                }
+            }
+            OperationResult::FindSymbol(x) => {
+                println!(
+                    "{} source.find_symbol: {} of {} line(s)",
+                    r.request_id, x.page.returned, x.page.total
+                );
+                for m in &x.matches {
+                    println!("  {}:{}: {}", m.path, m.line, m.text);
+                }
+            }
+            OperationResult::ReadContext(x) => {
+                println!(
+                    "{} source.read_context: {} ({})",
+                    r.request_id, x.path, x.sha256
+                );
+                for l in &x.lines {
+                    println!("  {:>5} {}", l.line, l.text);
+                }
+            }
+            OperationResult::Describe(x) => {
+                println!(
+                    "{} database.describe: {} table(s)",
+                    r.request_id,
+                    x.tables.len()
+                );
+                for t in &x.tables {
+                    println!(
+                        "  {} at {}: {} row(s), {} column(s)",
+                        t.table,
+                        t.path,
+                        t.row_count,
+                        t.columns.len()
+                    );
+                }
+            }
+            OperationResult::Lookup(x) => {
+                println!(
+                    "{} database.lookup: {} of {} row(s)",
+                    r.request_id, x.page.returned, x.page.total
+                );
+                for row in &x.rows {
+                    println!(
+                        "  {}#{} {}",
+                        x.path,
+                        row.pointer,
+                        Value::Object(row.row.clone())
+                    );
+                }
+            }
+            OperationResult::FindReferences(x) => {
+                println!(
+                    "{} database.find_references: {} of {} row(s)",
+                    r.request_id, x.page.returned, x.page.total
+                );
+                for row in &x.rows {
+                    println!(
+                        "  {}#{} {}",
+                        x.path,
+                        row.pointer,
+                        Value::Object(row.row.clone())
+                    );
+                }
+            }
+        }
+        if let Some(next) = page_of(&r.result).and_then(|p| p.next_offset) {
+            println!("  (more: offset {next})");
+        }
+    }
+}
+
+fn page_of(r: &OperationResult) -> Option<tools::PageInfo> {
+    match r {
+        OperationResult::ListFiles(x) => Some(x.page),
+        OperationResult::FindText(x) => Some(x.page),
+        OperationResult::FindSymbol(x) => Some(x.page),
+        OperationResult::Lookup(x) => Some(x.page),
+        OperationResult::FindReferences(x) => Some(x.page),
+        _ => None,
+    }
+}

@@ -1,0 +1,236 @@
+//! The arguments of the rail tools: one strict type per tool, from which both the tool's
+//! JSON Schema (schemars) and its parser (serde) come.
+//!
+//! Invariant: a schema and its parser never disagree. Every type denies unknown fields, so
+//! the schema says `additionalProperties: false` and a call carrying an unknown field is
+//! refused before any rail runs.
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::case::CaseError;
+use crate::case::proposal::{DocError, DocErrorKind};
+
+/// `add_evidence`: freeze a repository coordinate as an evidence artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AddEvidenceArgs {
+    /// Repository-relative path of the source (no absolute paths, no `..`).
+    pub path: String,
+    /// First line, 1-based and inclusive; give it with `endLine`. Default: the whole file.
+    #[serde(default)]
+    pub start_line: Option<u32>,
+    /// Last line, inclusive; give it with `startLine`.
+    #[serde(default)]
+    pub end_line: Option<u32>,
+    /// Makes the call idempotent: the same key and arguments replay the saved outcome;
+    /// the same key with other arguments is a conflict.
+    pub idempotency_key: String,
+}
+
+/// `add_external_evidence`: record an excerpt from outside the repository (always unverified).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AddExternalEvidenceArgs {
+    /// Where the excerpt comes from (e.g. `vendor-docs`).
+    pub source: String,
+    /// The excerpt's address.
+    pub uri: String,
+    /// The excerpt text itself.
+    pub excerpt: String,
+    /// Makes the call idempotent (see `add_evidence`).
+    pub idempotency_key: String,
+}
+
+/// `add_claim`: an atomic claim over existing artifacts, in the skill's vocabulary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AddClaimArgs {
+    /// One of the skill's output or supporting predicates.
+    pub predicate: String,
+    /// The asserted value (a JSON value: `"s"`, `true`, `"Amount in cents"`).
+    pub value: Value,
+    /// The ids of the artifacts the claim rests on (at least one).
+    pub artifact_ids: Vec<String>,
+    /// Confidence in [0, 1]. Default 1.
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// Makes the call idempotent (see `add_evidence`).
+    pub idempotency_key: String,
+}
+
+/// `freeze_research`: freeze evidence and claims and run stage 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FreezeResearchArgs {
+    /// Makes the call idempotent (see `add_evidence`).
+    pub idempotency_key: String,
+}
+
+/// `validate`: freeze output/proposal.json and record the authoritative verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ValidateArgs {
+    /// Run the checks and return the verdict without freezing or recording anything.
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+    /// Makes the call idempotent (see `add_evidence`).
+    pub idempotency_key: String,
+}
+
+/// `finalize`: record the honest outcome in output/result.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FinalizeArgs {
+    /// proposal_generated, supported, conflicted, insufficient_evidence or
+    /// blocked_by_missing_source. Default: proposal_generated after a passing validation.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Why (recorded in result.json).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Makes the call idempotent (see `add_evidence`).
+    pub idempotency_key: String,
+}
+
+/// `show`: the run's state, frozen hashes, staleness and the next legal rails.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ShowArgs {}
+
+/// One parsed rail call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RailCall {
+    AddEvidence(AddEvidenceArgs),
+    AddExternalEvidence(AddExternalEvidenceArgs),
+    AddClaim(AddClaimArgs),
+    FreezeResearch(FreezeResearchArgs),
+    Validate(ValidateArgs),
+    Finalize(FinalizeArgs),
+    Show(ShowArgs),
+}
+
+/// A rail tool: its MCP name, what it does, and its argument schema.
+pub struct RailTool {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: fn() -> Map<String, Value>,
+    pub read_only: bool,
+}
+
+fn schema_of<T: JsonSchema>() -> Map<String, Value> {
+    match schemars::schema_for!(T).to_value() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The rail tools, in the order an investigation uses them.
+pub const RAIL_TOOLS: &[RailTool] = &[
+    RailTool {
+        name: "add_evidence",
+        description: "Freeze a repository coordinate (a repository-relative path and an optional \
+            1-based inclusive line range) as an evidence artifact. Returns the artifact; cite its \
+            `id` in add_claim.",
+        schema: schema_of::<AddEvidenceArgs>,
+        read_only: false,
+    },
+    RailTool {
+        name: "add_external_evidence",
+        description: "Record an excerpt from outside the repository as an unverified evidence \
+            artifact. Returns the artifact.",
+        schema: schema_of::<AddExternalEvidenceArgs>,
+        read_only: false,
+    },
+    RailTool {
+        name: "add_claim",
+        description: "Assert one atomic claim (a predicate of the skill's vocabulary and a value) \
+            resting on existing artifact ids. Returns the stored claim.",
+        schema: schema_of::<AddClaimArgs>,
+        read_only: false,
+    },
+    RailTool {
+        name: "freeze_research",
+        description: "Freeze evidence and claims and run stage 1 (claims accepted or rejected, \
+            conflicts). After this, write output/proposal.json and call validate.",
+        schema: schema_of::<FreezeResearchArgs>,
+        read_only: false,
+    },
+    RailTool {
+        name: "validate",
+        description: "Freeze output/proposal.json, run the checks and record the authoritative \
+            verdict (`dryRun` only reports it). Returns the verdict and every check.",
+        schema: schema_of::<ValidateArgs>,
+        read_only: false,
+    },
+    RailTool {
+        name: "finalize",
+        description: "Record the honest outcome in output/result.json: proposal_generated after a \
+            passing validation, or a decline with its status and reason.",
+        schema: schema_of::<FinalizeArgs>,
+        read_only: false,
+    },
+    RailTool {
+        name: "show",
+        description: "The run's state, frozen hashes, staleness and the next legal rails.",
+        schema: schema_of::<ShowArgs>,
+        read_only: true,
+    },
+];
+
+fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, CaseError> {
+    crate::json_path::deserialize(arguments).map_err(|e| {
+        let kind = if e.message.starts_with("unknown field") {
+            DocErrorKind::UnknownField
+        } else {
+            DocErrorKind::Shape
+        };
+        CaseError::Document(DocError::new(tool, &e.path, kind, e.message))
+    })
+}
+
+impl RailCall {
+    /// Parses the arguments of the rail tool `name`; `None` when `name` is not a rail tool.
+    pub fn parse(name: &str, arguments: Value) -> Option<Result<RailCall, CaseError>> {
+        let call = match name {
+            "add_evidence" => parse(name, arguments).map(RailCall::AddEvidence),
+            "add_external_evidence" => parse(name, arguments).map(RailCall::AddExternalEvidence),
+            "add_claim" => parse(name, arguments).map(RailCall::AddClaim),
+            "freeze_research" => parse(name, arguments).map(RailCall::FreezeResearch),
+            "validate" => parse(name, arguments).map(RailCall::Validate),
+            "finalize" => parse(name, arguments).map(RailCall::Finalize),
+            "show" => parse(name, arguments).map(RailCall::Show),
+            _ => return None,
+        };
+        Some(call)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_schema_is_a_closed_object() {
+        for tool in RAIL_TOOLS {
+            let schema = (tool.schema)();
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_with_its_path() {
+        let err = RailCall::parse(
+            "add_evidence",
+            json!({"path": "a", "idempotencyKey": "k", "excerpt": "x"}),
+        )
+        .unwrap()
+        .unwrap_err();
+        assert_eq!(err.kind(), "rejected_document");
+        assert!(err.to_string().contains("excerpt"), "{err}");
+    }
+}

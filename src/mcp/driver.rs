@@ -1,0 +1,55 @@
+//! What a process driver needs to hand this server to an agent: the MCP configuration
+//! naming it `anvil`, and the note appended to the brief.
+//!
+//! Invariant: the configured server is the engine binary as the agent sees it (inside a
+//! bubblewrap sandbox, the engine's mount and the rail relay's socket), serving exactly
+//! this run.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::SERVER_NAME;
+use crate::case::Run;
+use crate::driver::agent::ExecutionPolicy;
+use crate::sandbox::Backend;
+use crate::sandbox::bubblewrap::{INSIDE_BIN, INSIDE_SOCKETS};
+use crate::sandbox::rails::{RAIL_SOCKET_ENV, RAIL_SOCKET_NAME};
+
+/// Appended to CASE.md when the rails are MCP tools: the shell rails above become tools.
+pub const MCP_BRIEF: &str = "\n## Rails as tools\n\n\
+There is no shell here. The rails above are the MCP tools `mcp__anvil__add_evidence` \
+{path, startLine, endLine}, `mcp__anvil__add_external_evidence`, `mcp__anvil__add_claim` \
+{predicate, value, artifactIds, confidence}, `mcp__anvil__freeze_research`, \
+`mcp__anvil__validate`, `mcp__anvil__finalize` {status?, reason?} and `mcp__anvil__show`; \
+every one that writes takes an `idempotencyKey` (any short unique string). Search and read \
+the repository with Read, Grep and Glob (or the `mcp__anvil__source_*` tools where offered), \
+and write output/proposal.json with Write.\n";
+
+/// The `--mcp-config` document for a run driven under `policy`.
+pub fn mcp_config(run: &Run, policy: &ExecutionPolicy) -> String {
+    // Bubblewrap mounts the run at its real path; natively any absolute path will do.
+    let run_dir: PathBuf = std::fs::canonicalize(&run.dir)
+        .or_else(|_| std::path::absolute(&run.dir))
+        .unwrap_or_else(|_| run.dir.clone());
+    let (command, env) = match policy.backend {
+        Backend::Bubblewrap => (
+            INSIDE_BIN.to_string(),
+            json!({
+                RAIL_SOCKET_ENV: Path::new(INSIDE_SOCKETS).join(RAIL_SOCKET_NAME).display().to_string()
+            }),
+        ),
+        Backend::Native { .. } => (policy.engine.display().to_string(), json!({})),
+    };
+    let doc = json!({
+        "mcpServers": {
+            SERVER_NAME: {
+                "type": "stdio",
+                "command": command,
+                "args": ["mcp", "serve", "--run", run_dir.display().to_string()],
+                "env": env,
+            }
+        }
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}

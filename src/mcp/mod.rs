@@ -1,0 +1,183 @@
+//! `anvil-bench mcp serve --run RUN`: the case rails (and the read-only investigation
+//! router) as MCP tools over stdio, so an agent can run a whole case with no shell.
+//!
+//! * [`args`] — one strict argument type per rail tool: its schema and its parser.
+//! * [`rails`] — where a rail call runs: in process, or relayed out of a sandbox.
+//! * [`router`] — the read-only investigation router's operations as tools.
+//! * [`driver`] — the `--mcp-config` a process driver hands the agent.
+//!
+//! Invariant: a tool call either returns the rail's result or an MCP tool error
+//! (`isError`) whose text starts with the refusal's stable kind (`CaseError::kind()`):
+//! malformed arguments, a refused rail and an unreachable relay all come back that way,
+//! and nothing a caller sends can panic the server or write outside what the rail writes.
+
+pub mod args;
+pub mod driver;
+pub mod rails;
+pub mod router;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use self::args::{RAIL_TOOLS, RailCall};
+use self::rails::{RailBackend, Refusal};
+use crate::case::{CaseError, Run};
+
+/// The MCP server name the drivers configure: tools appear to Claude Code as
+/// `mcp__anvil__<tool>`.
+pub const SERVER_NAME: &str = "anvil";
+
+/// Why the server could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error(transparent)]
+    Case(#[from] CaseError),
+    #[error("cannot start the MCP server: {0}")]
+    Start(String),
+}
+
+impl McpError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            McpError::Case(e) => e.kind(),
+            McpError::Start(_) => "mcp_start",
+        }
+    }
+}
+
+/// The server over one run.
+#[derive(Debug, Clone)]
+pub struct AnvilServer {
+    run: PathBuf,
+    run_id: String,
+    backend: RailBackend,
+}
+
+impl AnvilServer {
+    /// A server over the run at `run` (which must load), calling the rails through `backend`.
+    pub fn new(run: &Path, backend: RailBackend) -> Result<AnvilServer, CaseError> {
+        let run = std::path::absolute(run).map_err(CaseError::io("resolve", run))?;
+        let run_id = Run::load(&run)?.doc.identity.run_id.to_string();
+        Ok(AnvilServer {
+            run,
+            run_id,
+            backend,
+        })
+    }
+
+    /// Every tool this server offers.
+    pub fn tools(&self) -> Vec<Tool> {
+        let rails = RAIL_TOOLS.iter().map(|t| {
+            let annotations = ToolAnnotations::new()
+                .read_only(t.read_only)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false);
+            Tool::new(t.name, t.description, Arc::new((t.schema)())).annotate(annotations)
+        });
+        router::router_tools().into_iter().chain(rails).collect()
+    }
+
+    /// Runs one tool call to completion. `None` when no tool has that name.
+    pub fn call(&self, name: &str, arguments: Value) -> Option<CallToolResult> {
+        let outcome = match router::operation_of(name) {
+            Some(op) => router::query(&self.backend, &self.run, &self.run_id, op, arguments),
+            None => RailCall::parse(name, arguments)?
+                .map_err(Refusal::from)
+                .and_then(|call| self.backend.call(&self.run, &call)),
+        };
+        Some(match outcome {
+            Ok(value) => CallToolResult::success(vec![ContentBlock::text(
+                serde_json::to_string_pretty(&value).unwrap_or_default(),
+            )]),
+            Err(refusal) => refused(&refusal),
+        })
+    }
+}
+
+fn refused(refusal: &Refusal) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "{}: {}",
+        refusal.kind, refusal.message
+    ))])
+}
+
+impl ServerHandler for AnvilServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "anvil-bench",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "The rails of one anvil-bench case run. Read the repository with the read-only \
+                 tools, freeze what you rely on with add_evidence, assert claims with add_claim, \
+                 freeze_research, write output/proposal.json, validate, finalize. Every mutating \
+                 tool takes an idempotencyKey; a refusal's text starts with its kind.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let server = self.clone();
+        let tool = name.clone();
+        // The rails are blocking file I/O under a lock: keep them off the protocol threads.
+        let result = tokio::task::spawn_blocking(move || server.call(&tool, arguments))
+            .await
+            .unwrap_or_else(|e| {
+                Some(refused(&Refusal {
+                    kind: "internal".into(),
+                    message: format!("the tool call failed: {e}"),
+                }))
+            });
+        match result {
+            Some(result) => Ok(result.into()),
+            None => Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            )),
+        }
+    }
+}
+
+/// Serves `run` on stdin/stdout until the client closes stdin.
+pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
+    let server = AnvilServer::new(run, RailBackend::from_env())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| McpError::Start(e.to_string()))?;
+    runtime.block_on(async move {
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| McpError::Start(e.to_string()))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| McpError::Start(e.to_string()))?;
+        Ok(())
+    })
+}

@@ -1,0 +1,98 @@
+//! The read-only investigation router's operations as MCP tools: `source.find_text`
+//! becomes `source_find_text`, and a call is a one-request batch for this run.
+//!
+//! Invariant: a router tool reads and never writes the run or the repository, except the
+//! journal line `case query` appends; its schema is the router's own argument schema, and
+//! a refused batch comes back as a tool error starting with the router's error kind.
+
+use std::path::Path;
+
+use rmcp::model::Tool;
+use rmcp::model::ToolAnnotations;
+use serde_json::{Value, json};
+
+use super::rails::{RailBackend, Refusal, relay_json, workspace_file};
+use crate::tools::{self, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
+
+/// The MCP name of a router operation: `source.find_text` → `source_find_text`.
+pub fn tool_name(operation: &str) -> String {
+    operation.replace('.', "_")
+}
+
+/// The router's operations as tools.
+pub fn router_tools() -> Vec<Tool> {
+    tools::operations()
+        .into_iter()
+        .map(|op| {
+            let schema = match op.arguments_schema {
+                Value::Object(map) => map,
+                _ => Default::default(),
+            };
+            let annotations = ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false);
+            Tool::new(
+                tool_name(op.name),
+                op.description,
+                std::sync::Arc::new(schema),
+            )
+            .annotate(annotations)
+        })
+        .collect()
+}
+
+/// The operation a tool name stands for, if any.
+pub fn operation_of(tool: &str) -> Option<&'static str> {
+    tools::OPERATIONS
+        .iter()
+        .copied()
+        .find(|op| tool_name(op) == tool)
+}
+
+/// Answers one operation as a one-request batch for the run `run_id` at `run`.
+pub fn query(
+    backend: &RailBackend,
+    run: &Path,
+    run_id: &str,
+    operation: &str,
+    arguments: Value,
+) -> Result<Value, Refusal> {
+    let request = json!({
+        "format": REQUEST_FORMAT,
+        "formatVersion": REQUEST_FORMAT_VERSION,
+        "runId": run_id,
+        "requests": [{"requestId": "Q1", "operation": operation, "arguments": arguments}],
+    });
+    match backend {
+        RailBackend::Direct => {
+            let doc = tools::query_journaled(run, &request).map_err(|e| Refusal {
+                kind: e.kind().to_string(),
+                message: e.to_string(),
+            })?;
+            serde_json::to_value(doc).map_err(|e| Refusal {
+                kind: "internal".into(),
+                message: format!("cannot render the result: {e}"),
+            })
+        }
+        // Inside a sandbox the AIR (needed to check staleness) and the journal are out of
+        // reach: the engine answers `case query` through the relay instead.
+        RailBackend::Relay { socket, cwd } => {
+            let bytes = serde_json::to_vec(&request).unwrap_or_default();
+            let file = workspace_file(run, "query", "json", &bytes)?;
+            let args: Vec<String> = [
+                "case",
+                "query",
+                &run.display().to_string(),
+                "--request",
+                &file.display().to_string(),
+                "--json",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            relay_json(socket, cwd, &args)
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! The read-only investigation tool router (DESIGN §9, seed investigation-tools-v1): strict,
+//! versioned request batches of allowlisted source and snapshot queries over a run's
+//! inspect scopes, answered with typed, provenance-carrying results.
+//!
+//! Invariant: a batch is validated whole (no I/O), the run is checked (this run, not
+//! stale, not finalized or closed), and every request is preflighted — paths through the
+//! evidence rules, scopes, encodings, ranges, tables, columns and every limit — before any
+//! request is answered; a refusal anywhere refuses the batch and returns nothing partial.
+//! The router never writes to the repository: files are only opened for reading, and
+//! [`query_journaled`] writes only the run's own journal.
+//!
+//! Table snapshots are declared without touching case.json's schema: a snapshot is any
+//! file inside an inspect scope named `*.snapshot.json` ([`SNAPSHOT_SUFFIX`]), holding
+//! `anvil-database-snapshot` v1 or a bare array of row objects (see `database.rs`).
+//! Limits are [`ToolLimits::default`] (the seed's); [`query_with_limits`] takes others.
+
+mod args;
+mod database;
+mod error;
+mod files;
+mod limits;
+mod request;
+mod result;
+mod schema;
+mod source;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use database::{SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_SUFFIX};
+pub use error::{ERROR_KINDS, ToolError};
+pub use limits::ToolLimits;
+pub use request::{OPERATIONS, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
+pub use result::*;
+pub use schema::{OperationInfo, operations, request_schema, result_schema};
+
+use crate::case::CaseError;
+use crate::case::lifecycle::{Lifecycle, State};
+use crate::case::rail::with_rail;
+use crate::case::rails::load_current;
+use crate::case::run::{CASE_JSON, Run};
+use database::Snapshot;
+use files::{Loaded, Repo, ScopedFile, Selection};
+use request::{Batch, Item, Op};
+
+/// The rail name under which `case query` calls are journaled.
+pub const QUERY_RAIL: &str = "query";
+
+/// Validates, preflights and answers a whole batch with the default limits. Read-only.
+pub fn query(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
+    query_with_limits(run_dir, request, &ToolLimits::default())
+}
+
+/// [`query`] with explicit limits.
+pub fn query_with_limits(
+    run_dir: &Path,
+    request: &Value,
+    limits: &ToolLimits,
+) -> Result<ResultDoc, ToolError> {
+    let batch = request::parse(request, limits)?;
+    let run = Run::load(run_dir)?;
+    let actual = run.doc.identity.run_id.to_string();
+    if batch.run_id != actual {
+        return Err(ToolError::WrongRun {
+            requested: batch.run_id.chars().take(64).collect(),
+            actual,
+        });
+    }
+    let state = Lifecycle::load(run_dir)?.state;
+    if matches!(state, State::Finalized | State::Closed) {
+        return Err(ToolError::RunNotQueryable {
+            run: actual,
+            state: state.as_str(),
+        });
+    }
+    let run = load_current(run_dir)?;
+    let repo = Repo::new(
+        Path::new(&run.doc.inputs.repository),
+        &run.doc.policy.inspect_scopes,
+    )?;
+    let prepared = preflight(&repo, &batch, limits)?;
+    let mut results = Vec::with_capacity(batch.items.len());
+    for (item, plan) in batch.items.iter().zip(&prepared.plans) {
+        results.push(RequestResult {
+            request_id: item.id.clone(),
+            request_hash: item.hash.clone(),
+            result: answer(item, plan, &prepared, limits)?,
+        });
+    }
+    let doc = ResultDoc {
+        format: RESULT_FORMAT.into(),
+        format_version: RESULT_FORMAT_VERSION,
+        run_id: actual,
+        case_hash: run.case_hash.clone(),
+        source_revision: run.doc.identity.source_revision.clone(),
+        batch_hash: batch.hash,
+        limits: *limits,
+        results,
+    };
+    let size = serde_json::to_string(&doc).map(|s| s.len()).unwrap_or(0);
+    if size > limits.result_bytes {
+        return Err(ToolError::ResultTooLarge {
+            size,
+            limit: limits.result_bytes,
+        });
+    }
+    Ok(doc)
+}
+
+/// What `journal.jsonl` records of a query: hashes, not the (possibly large) result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueryRecord {
+    pub batch_hash: String,
+    pub result_hash: String,
+    pub requests: usize,
+}
+
+/// [`query`] as a rail: under the run lock, appended to the run's `journal.jsonl` (rail
+/// `query`) whether it answers or refuses. A directory that is not a run is refused
+/// without writing anything.
+pub fn query_journaled(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
+    if !run_dir.join(CASE_JSON).is_file() {
+        return query(run_dir, request);
+    }
+    let mut outcome = None;
+    let rail = with_rail(run_dir, QUERY_RAIL, None, request, |_| {
+        let answered = query(run_dir, request);
+        let record = match &answered {
+            Ok(doc) => Ok(QueryRecord {
+                batch_hash: doc.batch_hash.clone(),
+                result_hash: crate::canon::canonical_hash(doc),
+                requests: doc.results.len(),
+            }),
+            Err(e) => Err(CaseError::Rail {
+                rail: QUERY_RAIL,
+                kind: e.kind(),
+                reason: e.to_string(),
+            }),
+        };
+        outcome = Some(answered);
+        record
+    });
+    match (rail, outcome) {
+        (Ok(_), Some(Ok(doc))) => Ok(doc),
+        (_, Some(Err(e))) => Err(e),
+        (Err(e), _) => Err(e.into()),
+        (Ok(_), _) => Err(ToolError::Run {
+            kind: "io",
+            message: "the query was not executed".into(),
+        }),
+    }
+}
+
+/// How each request is answered, fixed by preflight.
+enum Plan {
+    /// A listing page: its files, already counted.
+    List(PageInfo, Vec<String>),
+    /// The files a search or read uses, in order.
+    Files(Vec<String>),
+    Database,
+}
+
+struct Prepared {
+    plans: Vec<Plan>,
+    loaded: BTreeMap<String, Loaded>,
+    snapshots: Vec<Snapshot>,
+}
+
+/// Every I/O the batch needs, and every check, before any request is answered.
+fn preflight(repo: &Repo, batch: &Batch, limits: &ToolLimits) -> Result<Prepared, ToolError> {
+    let mut walked: Option<Vec<ScopedFile>> = None;
+    let walk = |walked: &mut Option<Vec<ScopedFile>>| -> Result<Vec<ScopedFile>, ToolError> {
+        if walked.is_none() {
+            *walked = Some(repo.walk()?);
+        }
+        Ok(walked.clone().unwrap_or_default())
+    };
+    let mut selection = Selection::default();
+    let mut plans = Vec::with_capacity(batch.items.len());
+    for item in &batch.items {
+        let id = item.id.as_str();
+        let plan = match &item.op {
+            Op::ListFiles { glob, page } => {
+                let all = walk(&mut walked)?;
+                let matched: Vec<&ScopedFile> = all
+                    .iter()
+                    .filter(|f| glob.as_ref().is_none_or(|(_, m)| m.is_match(&f.rel)))
+                    .collect();
+                let (info, range) = PageInfo::of(matched.len(), page.offset, page.limit);
+                let page_files = &matched[range];
+                for f in page_files {
+                    selection.add(id, f);
+                }
+                Plan::List(info, page_files.iter().map(|f| f.rel.clone()).collect())
+            }
+            Op::FindText { paths, .. } | Op::FindSymbol { paths, .. } => {
+                let files = match paths {
+                    Some(paths) => paths
+                        .iter()
+                        .map(|p| repo.resolve(id, p))
+                        .collect::<Result<Vec<_>, _>>()?,
+                    None => walk(&mut walked)?,
+                };
+                let mut rels: Vec<String> = Vec::with_capacity(files.len());
+                for f in &files {
+                    selection.add(id, f);
+                    // Two names for one file (a link inside the repository) search it once.
+                    if !rels.contains(&f.rel) {
+                        rels.push(f.rel.clone());
+                    }
+                }
+                Plan::Files(rels)
+            }
+            Op::ReadContext { path, .. } => {
+                let f = repo.resolve(id, path)?;
+                selection.add(id, &f);
+                Plan::Files(vec![f.rel])
+            }
+            _ => Plan::Database,
+        };
+        plans.push(plan);
+    }
+    // Any database request reads every declared snapshot: a table is found by its name.
+    let first_db = batch.items.iter().find(|i| i.op.is_database());
+    if let Some(item) = first_db {
+        for f in walk(&mut walked)?
+            .iter()
+            .filter(|f| database::is_snapshot_path(&f.rel))
+        {
+            selection.add(&item.id, f);
+        }
+    }
+    let loaded = selection.read(limits)?;
+    let mut snapshots = Vec::new();
+    if let Some(item) = first_db {
+        for (rel, file) in &loaded {
+            if database::is_snapshot_path(rel) {
+                snapshots.push(database::parse(&item.id, file, limits)?);
+            }
+        }
+    }
+    let prepared = Prepared {
+        plans,
+        loaded,
+        snapshots,
+    };
+    for (item, plan) in batch.items.iter().zip(&prepared.plans) {
+        check(item, plan, &prepared, limits)?;
+    }
+    Ok(prepared)
+}
+
+/// The per-request checks that need the bytes: encodings, ranges, tables and columns.
+fn check(item: &Item, plan: &Plan, p: &Prepared, limits: &ToolLimits) -> Result<(), ToolError> {
+    let id = item.id.as_str();
+    match (&item.op, plan) {
+        (Op::FindText { .. } | Op::FindSymbol { .. }, Plan::Files(rels)) => {
+            for f in source::pick(&p.loaded, rels) {
+                f.text(id)?;
+            }
+        }
+        (Op::ReadContext { start, end, .. }, Plan::Files(rels)) => {
+            for f in source::pick(&p.loaded, rels) {
+                source::read_context(id, f, *start, *end, limits)?;
+            }
+        }
+        (Op::Describe { table: Some(t) }, _) => {
+            database::find(id, &p.snapshots, t)?;
+        }
+        (
+            Op::Lookup {
+                table,
+                filters,
+                projection,
+                ..
+            },
+            _,
+        ) => {
+            let snap = database::find(id, &p.snapshots, table)?;
+            database::check_columns(id, snap, "filters", filters.iter().map(|(c, _)| c))?;
+            database::check_columns(id, snap, "projection", projection.iter().flatten())?;
+        }
+        (
+            Op::FindReferences {
+                table,
+                columns,
+                projection,
+                ..
+            },
+            _,
+        ) => {
+            let snap = database::find(id, &p.snapshots, table)?;
+            database::check_columns(id, snap, "searchColumns", columns)?;
+            database::check_columns(id, snap, "projection", projection.iter().flatten())?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Answers one preflighted request from the bytes already read.
+fn answer(
+    item: &Item,
+    plan: &Plan,
+    p: &Prepared,
+    limits: &ToolLimits,
+) -> Result<OperationResult, ToolError> {
+    let id = item.id.as_str();
+    let files = |rels: &[String]| source::pick(&p.loaded, rels);
+    Ok(match (&item.op, plan) {
+        (Op::ListFiles { glob, .. }, Plan::List(info, rels)) => {
+            OperationResult::ListFiles(ListFilesResult {
+                glob: glob.as_ref().map(|(g, _)| g.clone()),
+                page: *info,
+                files: files(rels)
+                    .into_iter()
+                    .map(|f| FileEntry {
+                        path: f.rel.clone(),
+                        kind: f.kind,
+                        size: f.bytes.len() as u64,
+                        sha256: f.sha256.clone(),
+                    })
+                    .collect(),
+            })
+        }
+        (
+            Op::FindText {
+                text,
+                case_sensitive,
+                page,
+                ..
+            },
+            Plan::Files(rels),
+        ) => {
+            let count = |line: &str| source::text_occurrences(line, text, *case_sensitive);
+            let (checked_files, page, matches) =
+                source::search(id, &files(rels), count, *page, limits)?;
+            OperationResult::FindText(FindTextResult {
+                case_sensitive: *case_sensitive,
+                checked_files,
+                page,
+                matches,
+                note: source::FIND_TEXT_NOTE.into(),
+            })
+        }
+        (Op::FindSymbol { symbol, page, .. }, Plan::Files(rels)) => {
+            let count = |line: &str| source::symbol_occurrences(line, symbol);
+            let (checked_files, page, matches) =
+                source::search(id, &files(rels), count, *page, limits)?;
+            OperationResult::FindSymbol(FindSymbolResult {
+                symbol: symbol.clone(),
+                checked_files,
+                page,
+                matches,
+                note: source::FIND_SYMBOL_NOTE.into(),
+            })
+        }
+        (Op::ReadContext { start, end, .. }, Plan::Files(rels)) => {
+            let file = files(rels)
+                .into_iter()
+                .next()
+                .ok_or_else(|| ToolError::Run {
+                    kind: "io",
+                    message: "a preflighted file is missing".into(),
+                })?;
+            OperationResult::ReadContext(source::read_context(id, file, *start, *end, limits)?)
+        }
+        (Op::Describe { table }, _) => {
+            let tables = match table {
+                Some(t) => vec![database::find(id, &p.snapshots, t)?.info.clone()],
+                None => p.snapshots.iter().map(|s| s.info.clone()).collect(),
+            };
+            OperationResult::Describe(DescribeResult {
+                tables,
+                note: database::DESCRIBE_NOTE.into(),
+            })
+        }
+        (
+            Op::Lookup {
+                table,
+                filters,
+                projection,
+                page,
+            },
+            _,
+        ) => {
+            let snap = database::find(id, &p.snapshots, table)?;
+            OperationResult::Lookup(database::lookup(
+                snap,
+                filters,
+                projection.as_deref(),
+                *page,
+            ))
+        }
+        (
+            Op::FindReferences {
+                table,
+                columns,
+                value,
+                projection,
+                page,
+            },
+            _,
+        ) => {
+            let snap = database::find(id, &p.snapshots, table)?;
+            OperationResult::FindReferences(database::find_references(
+                snap,
+                columns,
+                value,
+                projection.as_deref(),
+                *page,
+            ))
+        }
+        _ => {
+            return Err(ToolError::Run {
+                kind: "io",
+                message: "a request's plan does not match its operation".into(),
+            });
+        }
+    })
+}

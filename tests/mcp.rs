@@ -1,0 +1,468 @@
+//! `anvil-bench mcp serve`: an rmcp client lists the tools and runs a whole case through
+//! them with no shell; the real `claude` binary does the same against `replay-model`.
+//!
+//! The `claude` tests need `claude` on PATH (npm i -g @anthropic-ai/claude-code): without
+//! it they fail when CI=true and otherwise print why they skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_anvil-bench");
+const TARGET: &str = "op.create_payment.input.body.capture_timeout";
+
+fn cli(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The bundled example in `dir` and a freshly opened annotate-unit run.
+fn open_case(dir: &Path) -> PathBuf {
+    anvil_bench::demo::write_example(dir).unwrap();
+    let cases = dir.join("cases");
+    let run = cli(
+        dir,
+        &[
+            "case",
+            "open",
+            "--air",
+            "air.json",
+            "--repo",
+            "repo",
+            "--skill",
+            "annotate-unit",
+            "--target",
+            TARGET,
+            "--cases-dir",
+            cases.to_str().unwrap(),
+        ],
+    );
+    dir.join(run)
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn connect(run: &Path) -> Client {
+    let mut command = tokio::process::Command::new(BIN);
+    command.args(["mcp", "serve", "--run"]).arg(run);
+    ().serve(TokioChildProcess::new(command).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A successful call's JSON result.
+async fn ok(client: &Client, tool: &str, arguments: Value) -> Value {
+    let result = call(client, tool, arguments).await;
+    assert_ne!(result.is_error, Some(true), "{tool}: {}", text(&result));
+    serde_json::from_str(&text(&result)).unwrap()
+}
+
+/// A refused call's text.
+async fn refused(client: &Client, tool: &str, arguments: Value) -> String {
+    let result = call(client, tool, arguments).await;
+    assert_eq!(result.is_error, Some(true), "{tool}: {}", text(&result));
+    text(&result)
+}
+
+const RAIL_TOOLS: &[&str] = &[
+    "add_evidence",
+    "add_external_evidence",
+    "add_claim",
+    "freeze_research",
+    "validate",
+    "finalize",
+    "show",
+];
+
+const ROUTER_TOOLS: &[&str] = &[
+    "source_list_files",
+    "source_find_text",
+    "source_find_symbol",
+    "source_read_context",
+    "database_describe",
+    "database_lookup",
+    "database_find_references",
+];
+
+fn proposal(claim: &str) -> Value {
+    json!({
+        "format": "anvil-proposal",
+        "formatVersion": 1,
+        "skill": "annotate-unit",
+        "skillVersion": 1,
+        "deficiency": "unit_ambiguous_field",
+        "target": TARGET,
+        "patch": {"target": TARGET, "set": {"unit": "s"}},
+        "grounding": {"unit": [claim]},
+        "confidence": 0.9,
+        "rationale": "service.py builds timedelta(seconds=capture_timeout); the test passes 45 as seconds."
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_tools_are_listed_with_closed_schemas() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_case(tmp.path());
+    let client = connect(&run).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for name in RAIL_TOOLS.iter().chain(ROUTER_TOOLS) {
+        assert!(names.contains(name), "{name} missing from {names:?}");
+    }
+    for tool in &tools {
+        let schema = tool.schema_as_json_value();
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        assert_eq!(
+            schema["additionalProperties"], false,
+            "{}: {schema:#}",
+            tool.name
+        );
+        let mutating = tool
+            .annotations
+            .as_ref()
+            .is_none_or(|a| a.read_only_hint != Some(true));
+        if RAIL_TOOLS.contains(&tool.name.as_ref()) && mutating {
+            assert!(
+                schema["required"]
+                    .as_array()
+                    .is_some_and(|r| r.contains(&json!("idempotencyKey"))),
+                "{}: {schema:#}",
+                tool.name
+            );
+        }
+    }
+    // The server refuses what the schema refuses: an unknown field, before any rail runs.
+    let text = refused(
+        &client,
+        "add_evidence",
+        json!({"path": "src/payments/service.py", "idempotencyKey": "e1", "excerpt": "forged"}),
+    )
+    .await;
+    assert!(text.starts_with("rejected_document: "), "{text}");
+    assert!(text.contains("excerpt"), "{text}");
+    assert!(!run.join("output/evidence.json").exists());
+    // An unknown tool is a protocol error, not a panic; the server keeps serving.
+    let unknown = client.call_tool(CallToolRequestParams::new("shell")).await;
+    assert!(unknown.is_err());
+    let show = ok(&client, "show", json!({})).await;
+    assert_eq!(show["state"], "open");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_whole_case_runs_through_the_tools_to_proposal_generated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_case(tmp.path());
+    let client = connect(&run).await;
+
+    let found = ok(
+        &client,
+        "source_find_text",
+        json!({"text": "capture_timeout", "caseSensitive": true}),
+    )
+    .await;
+    let text_of = found.to_string();
+    assert!(text_of.contains("src/payments/service.py"), "{found:#}");
+    let read = ok(
+        &client,
+        "source_read_context",
+        json!({"path": "src/payments/service.py", "startLine": 33, "endLine": 38}),
+    )
+    .await;
+    assert!(read.to_string().contains("timedelta(seconds="), "{read:#}");
+    // A router refusal is a tool error with the router's kind.
+    let outside = refused(
+        &client,
+        "source_read_context",
+        json!({"path": "../air.json", "startLine": 1, "endLine": 2}),
+    )
+    .await;
+    assert!(!outside.starts_with("internal"), "{outside}");
+
+    let code = ok(
+        &client,
+        "add_evidence",
+        json!({"path": "src/payments/service.py", "startLine": 33, "endLine": 38, "idempotencyKey": "ev-code"}),
+    )
+    .await;
+    let test = ok(
+        &client,
+        "add_evidence",
+        json!({"path": "tests/test_capture.py", "startLine": 6, "endLine": 9, "idempotencyKey": "ev-test"}),
+    )
+    .await;
+    let (code_id, test_id) = (code["id"].as_str().unwrap(), test["id"].as_str().unwrap());
+    // The same key and arguments replay the saved outcome.
+    let again = ok(
+        &client,
+        "add_evidence",
+        json!({"path": "src/payments/service.py", "startLine": 33, "endLine": 38, "idempotencyKey": "ev-code"}),
+    )
+    .await;
+    assert_eq!(again["id"], code["id"]);
+    // The same key with other arguments is the rail's conflict, by kind.
+    let conflict = refused(
+        &client,
+        "add_evidence",
+        json!({"path": "docs/payments.md", "idempotencyKey": "ev-code"}),
+    )
+    .await;
+    assert!(conflict.starts_with("idempotency_conflict: "), "{conflict}");
+    // A path outside the repository is the rail's refusal, by kind.
+    let escape = refused(
+        &client,
+        "add_evidence",
+        json!({"path": "../air.json", "idempotencyKey": "ev-escape"}),
+    )
+    .await;
+    assert!(!escape.starts_with("internal"), "{escape}");
+
+    let claim = ok(
+        &client,
+        "add_claim",
+        json!({"predicate": "field.unit", "value": "s", "artifactIds": [code_id, test_id],
+               "confidence": 0.9, "idempotencyKey": "cl-unit"}),
+    )
+    .await;
+    let claim_id = claim["id"].as_str().unwrap();
+    // Validation before the freeze is an illegal transition, by kind.
+    let early = refused(&client, "validate", json!({"idempotencyKey": "v0"})).await;
+    assert!(early.starts_with("illegal_transition: "), "{early}");
+
+    let research = ok(&client, "freeze_research", json!({"idempotencyKey": "fr"})).await;
+    assert!(research["claims"].is_array(), "{research:#}");
+    // As an agent's Write tool would.
+    std::fs::write(
+        run.join("output/proposal.json"),
+        serde_json::to_string_pretty(&proposal(claim_id)).unwrap(),
+    )
+    .unwrap();
+    let dry = ok(
+        &client,
+        "validate",
+        json!({"dryRun": true, "idempotencyKey": "v-dry"}),
+    )
+    .await;
+    assert_eq!(dry["verdict"], "pass", "{dry:#}");
+    let verdict = ok(&client, "validate", json!({"idempotencyKey": "v1"})).await;
+    assert_eq!(verdict["verdict"], "pass", "{verdict:#}");
+    let result = ok(&client, "finalize", json!({"idempotencyKey": "fin"})).await;
+    assert_eq!(result["status"], "proposal_generated", "{result:#}");
+    let show = ok(&client, "show", json!({})).await;
+    assert_eq!(show["state"], "finalized");
+    let bad = refused(
+        &client,
+        "finalize",
+        json!({"status": "maybe", "idempotencyKey": "fin2"}),
+    )
+    .await;
+    assert!(bad.starts_with("unknown_status: "), "{bad}");
+    client.cancel().await.unwrap();
+
+    let on_disk: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("output/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(on_disk["status"], "proposal_generated");
+}
+
+/// A running `replay-model --script`: its URL; dropping it stops the server.
+struct ReplayServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl ReplayServer {
+    fn start(script: &Path) -> ReplayServer {
+        use std::io::BufRead;
+        let mut child = Command::new(BIN)
+            .args(["replay-model", "--exit-on-stdin-eof", "--script"])
+            .arg(script)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        ReplayServer { child, url }
+    }
+}
+
+impl Drop for ReplayServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// The tools, or a reason to skip (never a skip in CI).
+fn tools_or_skip(tools: &[&str]) -> bool {
+    let missing: Vec<&&str> = tools.iter().filter(|t| find_on_path(t).is_none()).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!(
+            "{missing:?} not on PATH: .ci/run installs them (apt bubblewrap, npm @anthropic-ai/claude-code)"
+        );
+    }
+    eprintln!("skipped: {missing:?} not on PATH");
+    false
+}
+
+/// A whole investigation through MCP tools and one Write, as a replay script.
+fn script(run: &Path) -> Value {
+    let id = |k: usize| format!("{{{{result.{k}|\"id\": \"([^\"]+)\"}}}}");
+    let mut proposal = proposal("CLAIM");
+    proposal["grounding"]["unit"] = json!([id(4)]);
+    let tool = |name: &str, input: Value| json!({"content": [{"type": "tool_use", "name": name, "input": input}]});
+    json!({
+        "format": "anvil-replay-script",
+        "formatVersion": 1,
+        "turns": [
+            tool("mcp__anvil__source_find_text", json!({"text": "capture_timeout", "caseSensitive": true})),
+            tool("mcp__anvil__source_read_context", json!({"path": "src/payments/service.py", "startLine": 33, "endLine": 38})),
+            tool("mcp__anvil__add_evidence", json!({"path": "src/payments/service.py", "startLine": 33, "endLine": 38, "idempotencyKey": "ev-code"})),
+            tool("mcp__anvil__add_evidence", json!({"path": "tests/test_capture.py", "startLine": 6, "endLine": 9, "idempotencyKey": "ev-test"})),
+            tool("mcp__anvil__add_claim", json!({"predicate": "field.unit", "value": "s", "artifactIds": [id(2), id(3)], "confidence": 0.9, "idempotencyKey": "cl-unit"})),
+            tool("mcp__anvil__freeze_research", json!({"idempotencyKey": "freeze"})),
+            tool("Write", json!({"file_path": run.join("output/proposal.json").display().to_string(), "content": serde_json::to_string_pretty(&proposal).unwrap()})),
+            tool("mcp__anvil__validate", json!({"idempotencyKey": "validate"})),
+            tool("mcp__anvil__finalize", json!({"idempotencyKey": "finalize"})),
+            {"content": [{"type": "text", "text": "Finalized: {{result.8|\"status\": \"(\\w+)\"}}"}]}
+        ]
+    })
+}
+
+/// `case investigate --driver claude-code --tools mcp` with the real `claude` against the
+/// replay script: every step is an MCP tool call except the proposal's Write.
+fn investigate_through_mcp(backend: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run = std::fs::canonicalize(open_case(dir)).unwrap();
+    let script_path = dir.join("script.json");
+    std::fs::write(&script_path, script(&run).to_string()).unwrap();
+    let server = ReplayServer::start(&script_path);
+    let out = Command::new(BIN)
+        .args(["case", "investigate"])
+        .arg(&run)
+        .args(["--driver", "claude-code", "--tools", "mcp"])
+        .args(["--max-turns", "30", "--timeout", "300", "--json"])
+        .args(backend)
+        .current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-replay-not-a-key")
+        .output()
+        .unwrap();
+    let exec = std::fs::read_to_string(run.join("execution.json")).unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "investigate exited {:?}: {}\n{exec}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["status"], "proposal_generated", "{report:#}\n{exec}");
+    assert_eq!(report["state"], "finalized");
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("output/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["patch"]["unit"], "s", "{result:#}");
+    // The agent was configured with this server and no shell.
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.join("workspace/anvil-mcp.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(config["mcpServers"]["anvil"]["args"][0], "mcp");
+    let exec: Value = serde_json::from_str(&exec).unwrap();
+    let events: Vec<Value> = exec["record"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| serde_json::from_str(l["text"].as_str()?).ok())
+        .collect();
+    let init = events.iter().find(|e| e["subtype"] == "init").unwrap();
+    let tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(!tools.contains(&"Bash"), "a shell was offered: {tools:?}");
+    assert!(tools.contains(&"mcp__anvil__add_claim"), "{tools:?}");
+    assert_eq!(init["mcp_servers"][0]["status"], "connected", "{init:#}");
+    // Every call went through: no permission denials, no refused tool.
+    let last = events.iter().rev().find(|e| e["type"] == "result").unwrap();
+    assert_eq!(last["subtype"], "success", "{last:#}");
+    assert_eq!(last["permission_denials"], json!([]), "{last:#}");
+    let refused: Vec<&Value> = events
+        .iter()
+        .flat_map(|e| e["message"]["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_result" && b["is_error"] == true)
+        .collect();
+    assert!(refused.is_empty(), "refused tool calls: {refused:#?}");
+}
+
+#[test]
+fn claude_runs_a_case_through_mcp_tools_natively() {
+    if tools_or_skip(&["claude"]) {
+        investigate_through_mcp(&["--backend", "native", "--allow-degraded-native"]);
+    }
+}
+
+#[test]
+fn claude_runs_a_case_through_mcp_tools_under_bubblewrap() {
+    if tools_or_skip(&["claude", "bwrap"]) {
+        investigate_through_mcp(&["--backend", "bubblewrap"]);
+    }
+}
