@@ -73,6 +73,7 @@ impl World {
             executor: "conformance".into(),
             scopes: vec![],
             mode: OpenMode::New,
+            tool_limits: vec![],
         }
     }
 

@@ -166,6 +166,7 @@ pub fn run(dir: &Path, mut progress: impl FnMut(&DemoRow)) -> Result<DemoReport,
             executor: "scripted:demo".into(),
             scopes: vec![],
             mode: OpenMode::New,
+            tool_limits: vec![],
         })?;
         let driver = ScriptedAgentDriver::new("demo", |agent: &Agent| {
             let ids = case

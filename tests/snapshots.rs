@@ -19,6 +19,7 @@ fn open_example(skill: &str, target: &str) -> (tempfile::TempDir, std::path::Pat
         executor: "snapshot".into(),
         scopes: vec![],
         mode: OpenMode::New,
+        tool_limits: vec![],
     })
     .unwrap();
     (dir, opened.run_dir)

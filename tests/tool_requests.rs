@@ -60,6 +60,7 @@ fn fixture() -> &'static Fixture {
             executor: "proptest".into(),
             scopes: vec![],
             mode: OpenMode::New,
+            tool_limits: vec![],
         })
         .unwrap();
         Fixture {

@@ -42,6 +42,11 @@ pub fn checks() -> Vec<Check> {
             run: database_rows,
         },
         Check {
+            name: "tools::limits::a_case_sets_its_own_limits_and_they_are_enforced",
+            rules: &["R-TOOL-5", "X-OPEN-1"],
+            run: per_case_limits,
+        },
+        Check {
             name: "tools::limits::a_page_over_100_matches_is_refused",
             rules: &["R-TOOL-5"],
             run: matches_per_query,
@@ -317,5 +322,72 @@ fn result_bytes() -> Result<(), Failed> {
         "source.find_text",
         json!({"text": "capture", "limit": 100}),
     )])?;
+    Ok(())
+}
+
+/// `case open --tool-limit` records overrides in case.json; queries on that run obey them,
+/// and an unknown name or a zero is refused at open.
+fn per_case_limits() -> Result<(), Failed> {
+    let q = world()?;
+    let mut req = q.w.request("annotate-unit", UNIT_TARGET);
+    req.tool_limits = vec!["matchesPerQuery=3".into(), "contextLines=5".into()];
+    let opened = anvil_bench::case::open(&req).map_err(|e| Failed::from(e.to_string()))?;
+    let case = read_json(&opened.run_dir.join("case.json"));
+    ensure!(
+        case["toolLimits"]["matchesPerQuery"] == 3,
+        "case.json lacks the override: {}",
+        case["toolLimits"]
+    );
+    let doc = |requests: Vec<serde_json::Value>| {
+        json!({"format": "anvil-investigation-request", "formatVersion": 1,
+               "runId": opened.run_id.to_string(), "requests": requests})
+    };
+    let within = anvil_bench::tools::query(
+        &opened.run_dir,
+        &doc(vec![r(
+            "A",
+            "source.find_text",
+            json!({"text": "a", "limit": 3}),
+        )]),
+    );
+    ensure!(
+        within.is_ok(),
+        "a page within the case limit was refused: {:?}",
+        within.err().map(|e| e.to_string())
+    );
+    match anvil_bench::tools::query(
+        &opened.run_dir,
+        &doc(vec![r(
+            "A",
+            "source.find_text",
+            json!({"text": "a", "limit": 4}),
+        )]),
+    ) {
+        Err(e) => ensure!(e.kind() == "limit_exceeded", "refused as {}", e.kind()),
+        Ok(_) => return Err("a page over the case's own limit was answered".into()),
+    }
+    // The default case still allows the default.
+    q.ok(vec![r(
+        "A",
+        "source.find_text",
+        json!({"text": "a", "limit": 100}),
+    )])?;
+    for bad in ["matchesPerPage=3", "matchesPerQuery=0", "matchesPerQuery"] {
+        let mut req = q.w.request("annotate-unit", UNIT_TARGET);
+        req.tool_limits = vec![bad.into()];
+        let before = tree(&q.w.cases());
+        match anvil_bench::case::open(&req) {
+            Ok(_) => return Err(format!("open accepted tool limit `{bad}`").into()),
+            Err(e) => ensure!(
+                e.kind() == "bad_tool_limit"
+                    && e.to_string().contains(bad.split('=').next().unwrap_or(bad)),
+                "unexpected refusal: {e}"
+            ),
+        }
+        ensure!(
+            tree(&q.w.cases()) == before,
+            "a refused open changed the cases directory"
+        );
+    }
     Ok(())
 }

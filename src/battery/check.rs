@@ -143,6 +143,7 @@ fn check_scenario(s: &Scenario, problems: &mut Vec<Problem>) {
             executor: "scenarios-check".into(),
             scopes: vec![],
             mode: OpenMode::New,
+            tool_limits: vec![],
         };
         if let Err(e) = preflight(&req) {
             problems.push(Problem::new(

@@ -31,6 +31,9 @@ pub struct CaseDoc {
     pub context: Context,
     pub expected_output: ExpectedOutput,
     pub inputs: Inputs,
+    /// Overrides of the investigation tools' limits for this case (name → value).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_limits: BTreeMap<String, u64>,
 }
 
 /// What world the run was opened against (seed §3).

@@ -40,6 +40,8 @@ pub enum CaseError {
     },
     #[error("repository `{}` is not a directory", path.display())]
     RepoNotDir { path: PathBuf },
+    #[error("tool limit `{rule}` is invalid: {reason}")]
+    BadToolLimit { rule: String, reason: String },
     #[error("scope `{scope}` is invalid: {reason}")]
     BadScope { scope: String, reason: String },
     #[error("`{}` is not a run directory: {reason}", path.display())]
@@ -121,6 +123,7 @@ impl CaseError {
             CaseError::DeficiencyNotDetected { .. } => "deficiency_not_detected",
             CaseError::RepoNotDir { .. } => "repository_not_a_directory",
             CaseError::BadScope { .. } => "bad_scope",
+            CaseError::BadToolLimit { .. } => "bad_tool_limit",
             CaseError::NotARun { .. } => "not_a_run",
             CaseError::WrongCase { .. } => "wrong_case",
             CaseError::Stale { .. } => "stale_run",

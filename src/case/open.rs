@@ -45,6 +45,8 @@ pub struct OpenRequest {
     /// `GLOB=KIND` rules; when given they replace the default inspect scopes.
     pub scopes: Vec<String>,
     pub mode: OpenMode,
+    /// `NAME=VALUE` overrides of the investigation tools' limits for this case.
+    pub tool_limits: Vec<String>,
 }
 
 /// What `open` produced.
@@ -70,6 +72,7 @@ struct Resolved {
     deficiency_detail: String,
     scopes: Vec<Scope>,
     case_key: CaseKey,
+    tool_limits: std::collections::BTreeMap<String, u64>,
 }
 
 /// Parses a `GLOB=KIND` scope rule, refusing globs that could leave the repository.
@@ -178,6 +181,26 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
             .map(|s| parse_scope(s))
             .collect::<Result<_, _>>()?
     };
+    let mut tool_limits = std::collections::BTreeMap::new();
+    for rule in &req.tool_limits {
+        let bad = |reason: String| CaseError::BadToolLimit {
+            rule: rule.clone(),
+            reason,
+        };
+        let (name, value) = rule
+            .split_once('=')
+            .ok_or_else(|| bad("expected NAME=VALUE".into()))?;
+        let value: u64 = value
+            .parse()
+            .map_err(|_| bad(format!("`{value}` is not a whole number")))?;
+        tool_limits.insert(name.to_string(), value);
+    }
+    crate::tools::ToolLimits::default()
+        .with_overrides(&tool_limits)
+        .map_err(|reason| CaseError::BadToolLimit {
+            rule: req.tool_limits.join(" "),
+            reason,
+        })?;
     let repo = fs::canonicalize(&req.repo).map_err(CaseError::io("resolve", &req.repo))?;
     let air_path = fs::canonicalize(&req.air).map_err(CaseError::io("resolve", &req.air))?;
     Ok(Resolved {
@@ -190,6 +213,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
         skill,
         target,
         scopes,
+        tool_limits,
     })
 }
 
@@ -342,6 +366,7 @@ fn build_doc(
             air: r.air_path.display().to_string(),
             repository: r.repo.display().to_string(),
         },
+        tool_limits: r.tool_limits.clone(),
     }
 }
 

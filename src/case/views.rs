@@ -265,6 +265,18 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
     );
     let _ = writeln!(s, "anvil-bench case show .");
     let _ = writeln!(s, "```\n");
+    if !case.tool_limits.is_empty() {
+        let limits: Vec<String> = case
+            .tool_limits
+            .iter()
+            .map(|(k, v)| format!("`{k}` = {v}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "Investigation tool limits for this case (others are the defaults): {}.\n",
+            limits.join(", ")
+        );
+    }
 
     let _ = writeln!(s, "## Expected output\n");
     let _ = writeln!(

@@ -72,6 +72,12 @@ pub struct OpenArgs {
     /// Repeatable; when given, replaces the default scopes. First match wins.
     #[arg(long = "scope", value_name = "GLOB=KIND")]
     pub scopes: Vec<String>,
+    /// Override a limit of the investigation tools for this case, NAME=VALUE (e.g.
+    /// matchesPerQuery=500); repeatable. Names: requestBytes, batchRequests, selectedFiles,
+    /// fileBytes, selectedBytes, databaseRows, matchesPerQuery, contextLines, lineChars,
+    /// resultBytes.
+    #[arg(long = "tool-limit", value_name = "NAME=VALUE")]
+    pub tool_limits: Vec<String>,
     /// Continue this existing run instead of opening a new one (nothing is written).
     #[arg(long, value_name = "RUN", conflicts_with = "replace")]
     pub resume: Option<PathBuf>,
@@ -131,6 +137,7 @@ fn open_cmd(args: OpenArgs) -> u8 {
         executor: args.executor,
         scopes: args.scopes,
         mode,
+        tool_limits: args.tool_limits,
     };
     match open(&req) {
         Ok(opened) if args.json => {

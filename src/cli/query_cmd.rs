@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::case::CaseError;
 use crate::exit;
-use crate::tools::{self, OperationResult, ResultDoc, ToolError, ToolLimits};
+use crate::tools::{self, OperationResult, ResultDoc, ToolError};
 
 #[derive(Debug, Args)]
 pub struct QueryArgs {
@@ -42,7 +42,7 @@ pub fn run(a: QueryArgs) -> u8 {
         eprintln!("error: give RUN and --request, or --schema");
         return exit::USAGE;
     };
-    let request = match read_request(&source) {
+    let request = match read_request(&source, tools::case_limits(&run).request_bytes) {
         Ok(v) => v,
         Err(e) => return refuse(&e, a.json),
     };
@@ -70,8 +70,7 @@ fn refuse(e: &ToolError, json: bool) -> u8 {
 
 /// Reads at most the request limit plus one byte, so an oversized document is refused
 /// without being loaded whole.
-fn read_request(source: &str) -> Result<Value, ToolError> {
-    let limit = ToolLimits::default().request_bytes;
+fn read_request(source: &str, limit: usize) -> Result<Value, ToolError> {
     let mut bytes = Vec::new();
     let taken = if source == "-" {
         std::io::stdin()

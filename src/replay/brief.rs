@@ -174,6 +174,7 @@ mod tests {
             executor: "test".into(),
             scopes: vec![],
             mode: crate::case::OpenMode::New,
+            tool_limits: vec![],
         })
         .unwrap();
         std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap()

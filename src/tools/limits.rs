@@ -33,6 +33,59 @@ pub struct ToolLimits {
     pub result_bytes: usize,
 }
 
+impl ToolLimits {
+    /// The limit names a case may override (camelCase, as in case.json `toolLimits`).
+    pub const NAMES: [&'static str; 10] = [
+        "requestBytes",
+        "batchRequests",
+        "selectedFiles",
+        "fileBytes",
+        "selectedBytes",
+        "databaseRows",
+        "matchesPerQuery",
+        "contextLines",
+        "lineChars",
+        "resultBytes",
+    ];
+
+    /// These limits with a case's overrides applied. An unknown name or a zero value is
+    /// refused, never ignored.
+    pub fn with_overrides(
+        &self,
+        overrides: &std::collections::BTreeMap<String, u64>,
+    ) -> Result<ToolLimits, String> {
+        let mut out = *self;
+        for (name, &value) in overrides {
+            if value == 0 {
+                return Err(format!("`{name}` must be at least 1"));
+            }
+            let small = || usize::try_from(value).map_err(|_| format!("`{name}` is too large"));
+            match name.as_str() {
+                "requestBytes" => out.request_bytes = small()?,
+                "batchRequests" => out.batch_requests = small()?,
+                "selectedFiles" => out.selected_files = small()?,
+                "fileBytes" => out.file_bytes = value,
+                "selectedBytes" => out.selected_bytes = value,
+                "databaseRows" => out.database_rows = small()?,
+                "matchesPerQuery" => out.matches_per_query = small()?,
+                "contextLines" => {
+                    out.context_lines =
+                        u32::try_from(value).map_err(|_| format!("`{name}` is too large"))?
+                }
+                "lineChars" => out.line_chars = small()?,
+                "resultBytes" => out.result_bytes = small()?,
+                other => {
+                    return Err(format!(
+                        "unknown limit `{other}`; known: {}",
+                        Self::NAMES.join(", ")
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl Default for ToolLimits {
     fn default() -> Self {
         ToolLimits {

@@ -51,10 +51,23 @@ pub const QUERY_RAIL: &str = "query";
 
 /// Validates, preflights and answers a whole batch with the default limits. Read-only.
 pub fn query(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
-    query_with_limits(run_dir, request, &ToolLimits::default())
+    query_with_limits(run_dir, request, &case_limits(run_dir))
 }
 
 /// [`query`] with explicit limits.
+/// The limits of the case at `run_dir`: the defaults with the case's overrides. A run that
+/// cannot be loaded gets the defaults here and is refused by the query itself.
+pub fn case_limits(run_dir: &Path) -> ToolLimits {
+    Run::load(run_dir)
+        .ok()
+        .and_then(|run| {
+            ToolLimits::default()
+                .with_overrides(&run.doc.tool_limits)
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
 pub fn query_with_limits(
     run_dir: &Path,
     request: &Value,
