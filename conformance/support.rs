@@ -74,6 +74,7 @@ impl World {
             scopes: vec![],
             mode: OpenMode::New,
             tool_limits: vec![],
+            snapshots: vec![],
         }
     }
 

@@ -105,6 +105,11 @@ pub fn checks() -> Vec<Check> {
             run: batch::columns,
         },
         Check {
+            name: "tools::only_snapshots_declared_at_open_are_tables_and_a_changed_one_is_refused",
+            rules: &["R-TOOL-2", "R-TOOL-7"],
+            run: batch::declared_snapshots,
+        },
+        Check {
             name: "tools::inconsistent_snapshots_are_refused",
             rules: &["R-TOOL-4", "R-TOOL-8"],
             run: batch::inconsistent_snapshots,
@@ -188,11 +193,20 @@ pub struct Q {
 }
 
 pub fn world() -> Result<Q, Failed> {
+    world_with(&[])
+}
+
+/// The payments world with two snapshots, plus `extra` (repo-relative path, text) files
+/// written before the case is opened, so snapshots among them are declared.
+pub fn world_with(extra: &[(&str, &str)]) -> Result<Q, Failed> {
     let w = World::new();
     let fixtures = w.repo().join("fixtures");
     std::fs::create_dir_all(&fixtures).unwrap();
     std::fs::write(fixtures.join("payments.snapshot.json"), PAYMENTS).unwrap();
     std::fs::write(fixtures.join("refunds.snapshot.json"), REFUNDS).unwrap();
+    for (path, text) in extra {
+        std::fs::write(w.repo().join(path), text).unwrap();
+    }
     let opened = w.open_unit()?;
     Ok(Q {
         w,

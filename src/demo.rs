@@ -167,6 +167,7 @@ pub fn run(dir: &Path, mut progress: impl FnMut(&DemoRow)) -> Result<DemoReport,
             scopes: vec![],
             mode: OpenMode::New,
             tool_limits: vec![],
+            snapshots: vec![],
         })?;
         let driver = ScriptedAgentDriver::new("demo", |agent: &Agent| {
             let ids = case

@@ -20,6 +20,7 @@ fn open_example(skill: &str, target: &str) -> (tempfile::TempDir, std::path::Pat
         scopes: vec![],
         mode: OpenMode::New,
         tool_limits: vec![],
+        snapshots: vec![],
     })
     .unwrap();
     (dir, opened.run_dir)

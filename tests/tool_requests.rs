@@ -61,6 +61,7 @@ fn fixture() -> &'static Fixture {
             scopes: vec![],
             mode: OpenMode::New,
             tool_limits: vec![],
+            snapshots: vec![],
         })
         .unwrap();
         Fixture {

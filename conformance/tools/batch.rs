@@ -5,7 +5,7 @@ use anvil_bench::tools::{OperationResult, ResultDoc};
 use libtest_mimic::Failed;
 use serde_json::json;
 
-use super::{r, read_ctx, world};
+use super::{r, read_ctx, world, world_with};
 use crate::ensure;
 use crate::support::*;
 
@@ -124,7 +124,7 @@ pub(super) fn columns() -> Result<(), Failed> {
         "database.lookup",
         json!({"table": "fixtures/refunds.snapshot.json", "filters": {"refund": 7}}),
     )])?;
-    std::fs::write(q.w.repo().join("fixtures/empty.snapshot.json"), "[]").unwrap();
+    let q = world_with(&[("fixtures/empty.snapshot.json", "[]")])?;
     q.refused(
         vec![r(
             "D",
@@ -166,20 +166,17 @@ pub(super) fn inconsistent_snapshots() -> Result<(), Failed> {
             snapshot(id, "[1]", "partial"),
         ),
     ] {
-        let q = world()?;
-        std::fs::write(q.w.repo().join("fixtures/t.snapshot.json"), &text).unwrap();
+        let q = world_with(&[("fixtures/t.snapshot.json", &text)])?;
         q.refused(
             vec![r("D", "database.describe", json!({}))],
             "invalid_snapshot",
         )
         .map_err(|e| failed(format!("{name}: {}", msg(&e))))?;
     }
-    let q = world()?;
-    std::fs::write(
-        q.w.repo().join("fixtures/t.snapshot.json"),
-        snapshot(id, "[]", "schema_only"),
-    )
-    .unwrap();
+    let q = world_with(&[(
+        "fixtures/t.snapshot.json",
+        &snapshot(id, "[]", "schema_only"),
+    )])?;
     let doc = q.ok(vec![r("D", "database.describe", json!({"table": "t"}))])?;
     let OperationResult::Describe(d) = &doc.results[0].result else {
         return Err("describe answered with another operation".into());
@@ -290,6 +287,50 @@ pub(super) fn pagination() -> Result<(), Failed> {
     ensure!(
         l.files.is_empty() && !l.page.truncated && l.page.next_offset.is_none(),
         "a page past the end is not empty and final"
+    );
+    Ok(())
+}
+
+/// The tables are exactly the snapshots case.json declares: a snapshot added after open is
+/// not one, and a declared snapshot whose bytes changed is refused.
+pub(super) fn declared_snapshots() -> Result<(), Failed> {
+    let q = world()?;
+    let case = read_json(&q.run.join("case.json"));
+    let declared: Vec<&str> = case["databaseSnapshots"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|d| d["path"].as_str()).collect())
+        .unwrap_or_default();
+    ensure!(
+        declared
+            == [
+                "fixtures/payments.snapshot.json",
+                "fixtures/refunds.snapshot.json"
+            ],
+        "declared: {declared:?}"
+    );
+    std::fs::write(
+        q.w.repo().join("fixtures/late.snapshot.json"),
+        r#"[{"id": 1}]"#,
+    )
+    .unwrap();
+    q.refused(
+        vec![r(
+            "D",
+            "database.lookup",
+            json!({"table": "fixtures/late.snapshot.json", "filters": {"id": 1}}),
+        )],
+        "unknown_table",
+    )?;
+    let payments = q.w.repo().join("fixtures/payments.snapshot.json");
+    let text = std::fs::read_to_string(&payments).unwrap();
+    std::fs::write(&payments, text.replacen("captured", "refunded", 1)).unwrap();
+    let e = q.refused(
+        vec![r("D", "database.describe", json!({}))],
+        "invalid_snapshot",
+    )?;
+    ensure!(
+        e.to_string().contains("changed since the case was opened"),
+        "refusal: {e}"
     );
     Ok(())
 }

@@ -144,6 +144,7 @@ fn check_scenario(s: &Scenario, problems: &mut Vec<Problem>) {
             scopes: vec![],
             mode: OpenMode::New,
             tool_limits: vec![],
+            snapshots: vec![],
         };
         if let Err(e) = preflight(&req) {
             problems.push(Problem::new(

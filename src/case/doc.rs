@@ -31,6 +31,10 @@ pub struct CaseDoc {
     pub context: Context,
     pub expected_output: ExpectedOutput,
     pub inputs: Inputs,
+    /// The JSON table snapshots the database tools may read, with the sha256 each had at
+    /// open; a snapshot whose bytes changed since is refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub database_snapshots: Vec<DeclaredSnapshot>,
     /// Overrides of the investigation tools' limits for this case (name → value).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_limits: BTreeMap<String, u64>,
@@ -184,6 +188,15 @@ pub struct ExpectedOutput {
     pub proposal_format: String,
     pub proposal_format_version: u32,
     pub files: Vec<String>,
+}
+
+/// One database snapshot a case declares.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeclaredSnapshot {
+    /// Repository-relative, inside an inspect scope.
+    pub path: String,
+    pub sha256: String,
 }
 
 /// Where the inputs live (absolute paths), so rails and `case verify` can re-read them.

@@ -40,6 +40,8 @@ pub enum CaseError {
     },
     #[error("repository `{}` is not a directory", path.display())]
     RepoNotDir { path: PathBuf },
+    #[error("database snapshot `{path}` cannot be declared: {reason}")]
+    BadSnapshot { path: String, reason: String },
     #[error("tool limit `{rule}` is invalid: {reason}")]
     BadToolLimit { rule: String, reason: String },
     #[error("scope `{scope}` is invalid: {reason}")]
@@ -124,6 +126,7 @@ impl CaseError {
             CaseError::RepoNotDir { .. } => "repository_not_a_directory",
             CaseError::BadScope { .. } => "bad_scope",
             CaseError::BadToolLimit { .. } => "bad_tool_limit",
+            CaseError::BadSnapshot { .. } => "bad_snapshot",
             CaseError::NotARun { .. } => "not_a_run",
             CaseError::WrongCase { .. } => "wrong_case",
             CaseError::Stale { .. } => "stale_run",

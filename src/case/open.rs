@@ -47,6 +47,9 @@ pub struct OpenRequest {
     pub mode: OpenMode,
     /// `NAME=VALUE` overrides of the investigation tools' limits for this case.
     pub tool_limits: Vec<String>,
+    /// Database snapshots to declare (repository-relative). Empty: every
+    /// `*.snapshot.json` inside the inspect scopes.
+    pub snapshots: Vec<String>,
 }
 
 /// What `open` produced.
@@ -73,6 +76,7 @@ struct Resolved {
     scopes: Vec<Scope>,
     case_key: CaseKey,
     tool_limits: std::collections::BTreeMap<String, u64>,
+    snapshots: Vec<DeclaredSnapshot>,
 }
 
 /// Parses a `GLOB=KIND` scope rule, refusing globs that could leave the repository.
@@ -203,6 +207,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
         })?;
     let repo = fs::canonicalize(&req.repo).map_err(CaseError::io("resolve", &req.repo))?;
     let air_path = fs::canonicalize(&req.air).map_err(CaseError::io("resolve", &req.air))?;
+    let snapshots = declare_snapshots(&repo, &scopes, &req.snapshots)?;
     Ok(Resolved {
         case_key: CaseKey::new(&skill.name, &target),
         deficiency: chosen.code,
@@ -214,6 +219,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
         target,
         scopes,
         tool_limits,
+        snapshots,
     })
 }
 
@@ -221,6 +227,38 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
 /// open on. `scenarios check` uses it, so a scenario is sound by the same detection.
 pub fn preflight(req: &OpenRequest) -> Result<DeficiencyCode, CaseError> {
     resolve(req).map(|r| r.deficiency)
+}
+
+/// The snapshots the case declares: the named ones (each must exist inside a scope), or
+/// every `*.snapshot.json` in scope; each with its sha256 now.
+fn declare_snapshots(
+    repo: &Path,
+    scopes: &[Scope],
+    named: &[String],
+) -> Result<Vec<DeclaredSnapshot>, CaseError> {
+    let bad = |path: &str, reason: String| CaseError::BadSnapshot {
+        path: path.to_string(),
+        reason,
+    };
+    if named.is_empty() {
+        return crate::tools::discover_snapshots(repo, scopes).map_err(|e| bad(".", e.to_string()));
+    }
+    let mut out = Vec::new();
+    for path in named {
+        let (rel, abs) =
+            super::evidence::resolve_path(repo, path).map_err(|e| bad(path, e.to_string()))?;
+        if super::evidence::classify(scopes, &rel).is_none() {
+            return Err(bad(path, "it matches no inspect scope".into()));
+        }
+        let bytes = fs::read(&abs).map_err(|e| bad(path, e.to_string()))?;
+        if !out.iter().any(|s: &DeclaredSnapshot| s.path == rel) {
+            out.push(DeclaredSnapshot {
+                path: rel,
+                sha256: crate::canon::bytes_hash(&bytes),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Opens a case as `req` says: a new run, a resumed one, or a replacement.
@@ -367,6 +405,7 @@ fn build_doc(
             repository: r.repo.display().to_string(),
         },
         tool_limits: r.tool_limits.clone(),
+        database_snapshots: r.snapshots.clone(),
     }
 }
 

@@ -78,6 +78,10 @@ pub struct OpenArgs {
     /// resultBytes.
     #[arg(long = "tool-limit", value_name = "NAME=VALUE")]
     pub tool_limits: Vec<String>,
+    /// A JSON table snapshot (repository-relative) the database tools may read; repeatable.
+    /// Default: every `*.snapshot.json` inside the inspect scopes.
+    #[arg(long = "snapshot", value_name = "PATH")]
+    pub snapshots: Vec<String>,
     /// Continue this existing run instead of opening a new one (nothing is written).
     #[arg(long, value_name = "RUN", conflicts_with = "replace")]
     pub resume: Option<PathBuf>,
@@ -138,6 +142,7 @@ fn open_cmd(args: OpenArgs) -> u8 {
         scopes: args.scopes,
         mode,
         tool_limits: args.tool_limits,
+        snapshots: args.snapshots,
     };
     match open(&req) {
         Ok(opened) if args.json => {

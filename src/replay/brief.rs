@@ -175,6 +175,7 @@ mod tests {
             scopes: vec![],
             mode: crate::case::OpenMode::New,
             tool_limits: vec![],
+            snapshots: vec![],
         })
         .unwrap();
         std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap()

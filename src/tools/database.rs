@@ -1,8 +1,9 @@
 //! JSON table snapshots and the database operations over them.
 //!
-//! How a case declares snapshots (engine-owned, no change to case.json): a snapshot is a
-//! file inside the case's inspect scopes whose name ends in `.snapshot.json`. Its content
-//! is either `anvil-database-snapshot` v1 (the seed's `database-snapshot-v1`):
+//! How a case declares snapshots: case.json's `databaseSnapshots` lists them with the
+//! sha256 each had at open (`case open --snapshot PATH`, or by default every file inside
+//! the inspect scopes whose name ends in `.snapshot.json`); a declared snapshot whose bytes
+//! changed since is refused, and an undeclared file is not a table. Its content is either `anvil-database-snapshot` v1 (the seed's `database-snapshot-v1`):
 //! `{"format": "anvil-database-snapshot", "formatVersion": 1, "table": "payments",
 //!   "columns": [{"name": "id", "type": "integer"}], "rows": [{"id": 42}],
 //!   "coverage": "partial" | "complete_snapshot" | "unknown" | "schema_only"}`

@@ -9,10 +9,11 @@
 //! The router never writes to the repository: files are only opened for reading, and
 //! [`query_journaled`] writes only the run's own journal.
 //!
-//! Table snapshots are declared without touching case.json's schema: a snapshot is any
-//! file inside an inspect scope named `*.snapshot.json` ([`SNAPSHOT_SUFFIX`]), holding
-//! `anvil-database-snapshot` v1 or a bare array of row objects (see `database.rs`).
-//! Limits are [`ToolLimits::default`] (the seed's); [`query_with_limits`] takes others.
+//! The database tables are the snapshots case.json declares (`databaseSnapshots`, found at
+//! open as the files inside an inspect scope named `*.snapshot.json` ([`SNAPSHOT_SUFFIX`])
+//! unless named with `--snapshot`), holding `anvil-database-snapshot` v1 or a bare array of
+//! row objects (see `database.rs`). Limits are [`ToolLimits::default`] (the seed's) with the
+//! case's `toolLimits` overrides ([`case_limits`]); [`query_with_limits`] takes others.
 
 mod args;
 mod database;
@@ -55,6 +56,28 @@ pub fn query(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
 }
 
 /// [`query`] with explicit limits.
+/// The snapshots a case declares when it is opened: every `*.snapshot.json` inside the
+/// inspect scopes, with its sha256 now.
+pub fn discover_snapshots(
+    repo_root: &Path,
+    scopes: &[crate::skill::Scope],
+) -> Result<Vec<crate::case::doc::DeclaredSnapshot>, ToolError> {
+    let repo = Repo::new(repo_root, scopes)?;
+    let mut out = Vec::new();
+    for f in repo
+        .walk()?
+        .into_iter()
+        .filter(|f| database::is_snapshot_path(&f.rel))
+    {
+        let bytes = std::fs::read(&f.abs).map_err(ToolError::io("read", &f.abs))?;
+        out.push(crate::case::doc::DeclaredSnapshot {
+            path: f.rel,
+            sha256: crate::canon::bytes_hash(&bytes),
+        });
+    }
+    Ok(out)
+}
+
 /// The limits of the case at `run_dir`: the defaults with the case's overrides. A run that
 /// cannot be loaded gets the defaults here and is refused by the query itself.
 pub fn case_limits(run_dir: &Path) -> ToolLimits {
@@ -94,7 +117,7 @@ pub fn query_with_limits(
         Path::new(&run.doc.inputs.repository),
         &run.doc.policy.inspect_scopes,
     )?;
-    let prepared = preflight(&repo, &batch, limits)?;
+    let prepared = preflight(&repo, &batch, &run.doc.database_snapshots, limits)?;
     let mut results = Vec::with_capacity(batch.items.len());
     for (item, plan) in batch.items.iter().zip(&prepared.plans) {
         results.push(RequestResult {
@@ -184,7 +207,12 @@ struct Prepared {
 }
 
 /// Every I/O the batch needs, and every check, before any request is answered.
-fn preflight(repo: &Repo, batch: &Batch, limits: &ToolLimits) -> Result<Prepared, ToolError> {
+fn preflight(
+    repo: &Repo,
+    batch: &Batch,
+    declared: &[crate::case::doc::DeclaredSnapshot],
+    limits: &ToolLimits,
+) -> Result<Prepared, ToolError> {
     let mut walked: Option<Vec<ScopedFile>> = None;
     let walk = |walked: &mut Option<Vec<ScopedFile>>| -> Result<Vec<ScopedFile>, ToolError> {
         if walked.is_none() {
@@ -239,21 +267,27 @@ fn preflight(repo: &Repo, batch: &Batch, limits: &ToolLimits) -> Result<Prepared
     }
     // Any database request reads every declared snapshot: a table is found by its name.
     let first_db = batch.items.iter().find(|i| i.op.is_database());
+    // The tables are exactly the snapshots case.json declares, as they were at open.
     if let Some(item) = first_db {
-        for f in walk(&mut walked)?
-            .iter()
-            .filter(|f| database::is_snapshot_path(&f.rel))
-        {
-            selection.add(&item.id, f);
+        for declared in declared {
+            let f = repo.resolve(&item.id, &declared.path)?;
+            selection.add(&item.id, &f);
         }
     }
     let loaded = selection.read(limits)?;
     let mut snapshots = Vec::new();
     if let Some(item) = first_db {
-        for (rel, file) in &loaded {
-            if database::is_snapshot_path(rel) {
-                snapshots.push(database::parse(&item.id, file, limits)?);
+        for declared in declared {
+            let Some(file) = loaded.get(&declared.path) else {
+                continue;
+            };
+            if file.sha256 != declared.sha256 {
+                return Err(ToolError::InvalidSnapshot {
+                    path: declared.path.clone(),
+                    reason: "its bytes changed since the case was opened".into(),
+                });
             }
+            snapshots.push(database::parse(&item.id, file, limits)?);
         }
     }
     let prepared = Prepared {
