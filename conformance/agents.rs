@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anvil_bench::driver::agent::{AgentDriver, ClaudeCodeDriver, ExecutionPolicy};
+use anvil_bench::driver::agent::{AgentDriver, ClaudeCodeDriver, CodexDriver, ExecutionPolicy};
 use anvil_bench::driver::runner::CancelHandle;
 use anvil_bench::sandbox::Backend;
 use libtest_mimic::Failed;
@@ -31,6 +31,11 @@ pub fn checks() -> Vec<Check> {
             name: "driver::claude_code_sees_its_api_variables_and_nothing_else_ambient",
             rules: &["R-CON-5"],
             run: claude_env,
+        },
+        Check {
+            name: "driver::codex_usage_is_summed_from_its_jsonl_events_and_it_runs_in_the_run",
+            rules: &["R-DRV-4", "X-DRV-1"],
+            run: codex,
         },
     ]
 }
@@ -254,5 +259,42 @@ fn claude_env() -> Result<(), Failed> {
         path.starts_with(engine_dir.to_str().unwrap()),
         "the engine is not first on PATH: {path}"
     );
+    Ok(())
+}
+
+/// A stand-in `codex`: the first events are as the real `codex exec --json` 0.171 printed
+/// them here (thread.started, turn.started, an error, an item); the turn.completed lines
+/// follow its documented shape.
+const FAKE_CODEX: &str = r#"#!/bin/sh
+printf '%s\n' "$@" > output/argv.txt
+echo '{"type":"thread.started","thread_id":"01a22a97-7218-7cd1-b8ac-c9a41a98654a"}'
+echo '{"type":"turn.started"}'
+echo '{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion)"}'
+echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Reading the service."}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":60}}'
+echo '{"type":"turn.started"}'
+echo '{"type":"turn.completed","usage":{"input_tokens":400,"cached_input_tokens":0,"output_tokens":40}}'
+"#;
+
+fn codex() -> Result<(), Failed> {
+    let f = fake()?;
+    let path = f.bin.join("codex");
+    std::fs::write(&path, FAKE_CODEX).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut progress = |_p: anvil_bench::driver::investigate::Progress| {};
+    let report = CodexDriver
+        .drive(&f.run, &policy(&f), &CancelHandle::new(), &mut progress)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    ensure!(report.exit_code == 0, "exit {} ({:?})", report.exit_code, report.failure);
+    let u = &read_json(&f.run.join("execution.json"))["usage"];
+    ensure!(u["inputTokens"] == 1300 && u["outputTokens"] == 100 && u["cacheReadInputTokens"] == 100, "usage: {u}");
+    ensure!(u["numTurns"] == 2 && u["sessionId"] == "01a22a97-7218-7cd1-b8ac-c9a41a98654a", "turns/session: {u}");
+    let args = argv(&f.run);
+    ensure!(args.first().map(String::as_str) == Some("exec") && args.contains(&"--json".to_string()), "not `exec --json`: {args:?}");
+    let cd = args.iter().position(|a| a == "--cd").and_then(|i| args.get(i + 1)).cloned().unwrap_or_default();
+    ensure!(std::fs::canonicalize(&cd).ok() == std::fs::canonicalize(&f.run).ok(), "--cd is {cd}, not the run");
+    let sandbox = args.iter().position(|a| a == "--sandbox").and_then(|i| args.get(i + 1)).cloned();
+    ensure!(sandbox.as_deref() == Some("workspace-write"), "natively codex must keep its own sandbox: {args:?}");
+    ensure!(!args.iter().any(|a| a.starts_with("--dangerously")), "natively codex must not bypass its sandbox");
     Ok(())
 }

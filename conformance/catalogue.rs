@@ -411,7 +411,7 @@ pub const RULES: &[(&str, &str)] = &[
     // Project additions
     (
         "X-DRV-1",
-        "Claude Code gets CASE.md as its prompt, the repository through --add-dir, stream-json output, the policy's limits, and a tool allowlist with no unrestricted shell or editor",
+        "process drivers configure the agent strictly: Claude Code gets CASE.md as its prompt, the repository through --add-dir, stream-json output, the policy's limits and a tool allowlist with no unrestricted shell or editor; codex runs `exec --json` in the run and keeps its own sandbox natively",
     ),
     (
         "X-OPEN-1",
