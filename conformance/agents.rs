@@ -285,16 +285,48 @@ fn codex() -> Result<(), Failed> {
     let report = CodexDriver
         .drive(&f.run, &policy(&f), &CancelHandle::new(), &mut progress)
         .map_err(|e| Failed::from(e.to_string()))?;
-    ensure!(report.exit_code == 0, "exit {} ({:?})", report.exit_code, report.failure);
+    ensure!(
+        report.exit_code == 0,
+        "exit {} ({:?})",
+        report.exit_code,
+        report.failure
+    );
     let u = &read_json(&f.run.join("execution.json"))["usage"];
-    ensure!(u["inputTokens"] == 1300 && u["outputTokens"] == 100 && u["cacheReadInputTokens"] == 100, "usage: {u}");
-    ensure!(u["numTurns"] == 2 && u["sessionId"] == "01a22a97-7218-7cd1-b8ac-c9a41a98654a", "turns/session: {u}");
+    ensure!(
+        u["inputTokens"] == 1300 && u["outputTokens"] == 100 && u["cacheReadInputTokens"] == 100,
+        "usage: {u}"
+    );
+    ensure!(
+        u["numTurns"] == 2 && u["sessionId"] == "01a22a97-7218-7cd1-b8ac-c9a41a98654a",
+        "turns/session: {u}"
+    );
     let args = argv(&f.run);
-    ensure!(args.first().map(String::as_str) == Some("exec") && args.contains(&"--json".to_string()), "not `exec --json`: {args:?}");
-    let cd = args.iter().position(|a| a == "--cd").and_then(|i| args.get(i + 1)).cloned().unwrap_or_default();
-    ensure!(std::fs::canonicalize(&cd).ok() == std::fs::canonicalize(&f.run).ok(), "--cd is {cd}, not the run");
-    let sandbox = args.iter().position(|a| a == "--sandbox").and_then(|i| args.get(i + 1)).cloned();
-    ensure!(sandbox.as_deref() == Some("workspace-write"), "natively codex must keep its own sandbox: {args:?}");
-    ensure!(!args.iter().any(|a| a.starts_with("--dangerously")), "natively codex must not bypass its sandbox");
+    ensure!(
+        args.first().map(String::as_str) == Some("exec") && args.contains(&"--json".to_string()),
+        "not `exec --json`: {args:?}"
+    );
+    let cd = args
+        .iter()
+        .position(|a| a == "--cd")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_default();
+    ensure!(
+        std::fs::canonicalize(&cd).ok() == std::fs::canonicalize(&f.run).ok(),
+        "--cd is {cd}, not the run"
+    );
+    let sandbox = args
+        .iter()
+        .position(|a| a == "--sandbox")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    ensure!(
+        sandbox.as_deref() == Some("workspace-write"),
+        "natively codex must keep its own sandbox: {args:?}"
+    );
+    ensure!(
+        !args.iter().any(|a| a.starts_with("--dangerously")),
+        "natively codex must not bypass its sandbox"
+    );
     Ok(())
 }

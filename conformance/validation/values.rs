@@ -1,0 +1,132 @@
+//! R-VAL-7: the value checks: an empty or tautological description, and a value outside
+//! the skill's vocabulary.
+
+use std::path::PathBuf;
+
+use anvil_bench::case::proposal::DocErrorKind;
+use anvil_bench::case::rails;
+use anvil_bench::case::validate::Verdict;
+use libtest_mimic::Failed;
+use serde_json::{Value, json};
+
+use super::{check, checks_on, fails_on, stopped, stopped_run, validated};
+use crate::ensure;
+use crate::support::*;
+
+const PAYMENT_ID: &str = "op.create_payment.output.body.payment_id";
+
+/// describe-field on `payment_id` (its description only restates the name), research
+/// frozen with `field.description = description` grounded in implementation and doc.
+fn describe_run(w: &World, description: &str) -> Result<(PathBuf, String), Failed> {
+    let run = anvil_bench::case::open(&w.request("describe-field", PAYMENT_ID))
+        .map_err(failed)?
+        .run_dir;
+    let a = ev(&run, "src/payments/service.py", 42, 54)?;
+    let d = ev(&run, "docs/payments.md", 6, 6)?;
+    let c = claim(&run, "field.description", json!(description), &[&a, &d])?;
+    freeze(&run)?;
+    Ok((run, c))
+}
+
+fn describe_proposal(description: &str, claim: &str) -> Value {
+    json!({
+        "format": "anvil-proposal", "formatVersion": 1,
+        "skill": "describe-field", "skillVersion": 1,
+        "deficiency": "tautological_description",
+        "target": PAYMENT_ID,
+        "patch": {"target": PAYMENT_ID, "set": {"description": description}},
+        "grounding": {"description": [claim]},
+        "confidence": 0.8, "rationale": "create_payment returns the authorisation id"
+    })
+}
+
+const GOOD_DESCRIPTION: &str =
+    "Identifier of the new payment; pass it to GET /payments/{payment_id} to fetch it.";
+
+pub(super) fn empty_description() -> Result<(), Failed> {
+    let w = World::new();
+    let (run, c) = describe_run(&w, GOOD_DESCRIPTION)?;
+    write_proposal(&run, &describe_proposal(GOOD_DESCRIPTION, &c));
+    let clean = checks_on(&run, |_| {})?;
+    ensure!(
+        clean.iter().all(|c| c.passed),
+        "test setup: the good description fails: {clean:?}"
+    );
+    for empty in ["", "   ", "\n\t"] {
+        let w = World::new();
+        let (run, c) = describe_run(&w, GOOD_DESCRIPTION)?;
+        write_proposal(&run, &describe_proposal(empty, &c));
+        stopped_run(
+            &run,
+            "patch.set.description",
+            DocErrorKind::Value,
+            "description_nonempty",
+        )
+        .map_err(|e| failed(format!("description {empty:?}: {}", msg(&e))))?;
+    }
+    // The check itself, on a proposal that bypassed the parser.
+    write_proposal(&run, &describe_proposal(GOOD_DESCRIPTION, &c));
+    let checks = checks_on(&run, |p| {
+        p.set.insert("description".into(), json!("  "));
+    })?;
+    let nonempty = check(&checks, "description_nonempty")?;
+    ensure!(!nonempty.passed, "description_nonempty passed \"  \"");
+    Ok(())
+}
+
+pub(super) fn tautological_description() -> Result<(), Failed> {
+    for t in ["The payment id.", "Payment ID", "the id of the payment"] {
+        let w = World::new();
+        let (run, c) = describe_run(&w, t)?;
+        write_proposal(&run, &describe_proposal(t, &c));
+        let record = validated(&run)?;
+        fails_on(&record, "description_not_tautological")
+            .map_err(|e| failed(format!("{t:?}: {}", msg(&e))))?;
+    }
+    // The control: a description that says more passes every check.
+    let w = World::new();
+    let (run, c) = describe_run(&w, GOOD_DESCRIPTION)?;
+    write_proposal(&run, &describe_proposal(GOOD_DESCRIPTION, &c));
+    let record = validated(&run)?;
+    ensure!(
+        record.verdict == Verdict::Pass,
+        "a good description failed: {:?}",
+        record.checks
+    );
+    Ok(())
+}
+
+pub(super) fn out_of_vocabulary_value() -> Result<(), Failed> {
+    for v in ["fortnight", "seconds", "S", "sec"] {
+        stopped(
+            |p| p["patch"]["set"]["unit"] = json!(v),
+            "patch.set.unit",
+            DocErrorKind::Value,
+            "value_in_vocabulary",
+        )
+        .map_err(|e| failed(format!("unit {v:?}: {}", msg(&e))))?;
+    }
+    // The claim rail refuses it too.
+    let w = World::new();
+    let u = unit_research(&w)?;
+    rejected_doc(
+        rails::add_claim(
+            &u.run,
+            claim_input("field.unit", json!("fortnight"), &[&u.implementation]),
+            None,
+        ),
+        "value",
+        DocErrorKind::Value,
+    )?;
+    // And the check itself, on a proposal that bypassed the parser.
+    freeze(&u.run)?;
+    write_proposal(&u.run, &unit_proposal("s", &[&u.claim]));
+    let checks = checks_on(&u.run, |p| {
+        p.set.insert("unit".into(), json!("fortnight"));
+    })?;
+    ensure!(
+        !check(&checks, "value_in_vocabulary")?.passed,
+        "value_in_vocabulary passed `fortnight`"
+    );
+    Ok(())
+}
