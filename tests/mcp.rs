@@ -13,46 +13,15 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_anvil-bench");
-const TARGET: &str = "op.create_payment.input.body.capture_timeout";
+mod common;
+use common::{BIN, Server, result_of, tools_or_skip};
 
-fn cli(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?} failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+const TARGET: &str = "op.create_payment.input.body.capture_timeout";
 
 /// The bundled example in `dir` and a freshly opened annotate-unit run.
 fn open_case(dir: &Path) -> PathBuf {
     anvil_bench::demo::write_example(dir).unwrap();
-    let cases = dir.join("cases");
-    let run = cli(
-        dir,
-        &[
-            "case",
-            "open",
-            "--air",
-            "air.json",
-            "--repo",
-            "repo",
-            "--skill",
-            "annotate-unit",
-            "--target",
-            TARGET,
-            "--cases-dir",
-            cases.to_str().unwrap(),
-        ],
-    );
-    dir.join(run)
+    dir.join(common::open_case(dir, "annotate-unit", TARGET))
 }
 
 type Client = RunningService<RoleClient, ()>;
@@ -302,65 +271,6 @@ async fn a_whole_case_runs_through_the_tools_to_proposal_generated() {
     assert_eq!(on_disk["status"], "proposal_generated");
 }
 
-/// A running `replay-model --script`: its URL; dropping it stops the server.
-struct ReplayServer {
-    child: std::process::Child,
-    url: String,
-}
-
-impl ReplayServer {
-    fn start(script: &Path) -> ReplayServer {
-        use std::io::BufRead;
-        let mut child = Command::new(BIN)
-            .args(["replay-model", "--exit-on-stdin-eof", "--script"])
-            .arg(script)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_string();
-        ReplayServer { child, url }
-    }
-}
-
-impl Drop for ReplayServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
-
-/// The tools, or a reason to skip (never a skip in CI).
-fn tools_or_skip(tools: &[&str]) -> bool {
-    let missing: Vec<&&str> = tools.iter().filter(|t| find_on_path(t).is_none()).collect();
-    if missing.is_empty() {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "{missing:?} not on PATH: .ci/run installs them (apt bubblewrap, npm @anthropic-ai/claude-code)"
-        );
-    }
-    eprintln!("skipped: {missing:?} not on PATH");
-    false
-}
-
-/// A whole investigation through MCP tools and one Write, as a replay script.
 fn script(run: &Path) -> Value {
     let id = |k: usize| format!("{{{{result.{k}|\"id\": \"([^\"]+)\"}}}}");
     let mut proposal = proposal("CLAIM");
@@ -392,7 +302,7 @@ fn investigate_through_mcp(backend: &[&str]) {
     let run = std::fs::canonicalize(open_case(dir)).unwrap();
     let script_path = dir.join("script.json");
     std::fs::write(&script_path, script(&run).to_string()).unwrap();
-    let server = ReplayServer::start(&script_path);
+    let server = Server::start(&["--script", script_path.to_str().unwrap()]);
     let out = Command::new(BIN)
         .args(["case", "investigate"])
         .arg(&run)
@@ -464,5 +374,93 @@ fn claude_runs_a_case_through_mcp_tools_natively() {
 fn claude_runs_a_case_through_mcp_tools_under_bubblewrap() {
     if tools_or_skip(&["claude", "bwrap"]) {
         investigate_through_mcp(&["--backend", "bubblewrap"]);
+    }
+}
+
+// --- `replay-model --policy heuristic` through the MCP tools -----------------------------
+//
+// The simulated-client tests of the same plan are unit tests: src/replay/sim_mcp.rs.
+
+/// `case investigate --driver claude-code` with the default tools (MCP) and the real
+/// `claude` against `replay-model --policy heuristic`.
+fn investigate_heuristic_through_mcp(backend: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run = std::fs::canonicalize(open_case(dir)).unwrap();
+    let server = Server::start(&["--policy", "heuristic"]);
+    let out = Command::new(BIN)
+        .args(["case", "investigate"])
+        .arg(&run)
+        .args(["--driver", "claude-code"])
+        .args(["--max-turns", "30", "--timeout", "300", "--json"])
+        .args(backend)
+        .current_dir(dir)
+        .env("ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-replay-not-a-key")
+        .output()
+        .unwrap();
+    let exec = std::fs::read_to_string(run.join("execution.json")).unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "investigate exited {:?}: {}\n{exec}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["status"], "proposal_generated", "{report:#}\n{exec}");
+    assert_eq!(report["state"], "finalized");
+    assert_eq!(result_of(&run)["patch"]["unit"], "s");
+    let exec: Value = serde_json::from_str(&exec).unwrap();
+    let events: Vec<Value> = exec["record"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| serde_json::from_str(l["text"].as_str()?).ok())
+        .collect();
+    let init = events.iter().find(|e| e["subtype"] == "init").unwrap();
+    assert!(
+        !init["tools"].as_array().unwrap().contains(&json!("Bash")),
+        "{init:#}"
+    );
+    let used: Vec<&str> = events
+        .iter()
+        .flat_map(|e| e["message"]["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_use")
+        .filter_map(|b| b["name"].as_str())
+        .collect();
+    for tool in [
+        "mcp__anvil__source_find_text",
+        "mcp__anvil__source_read_context",
+        "mcp__anvil__add_evidence",
+        "mcp__anvil__add_claim",
+        "mcp__anvil__freeze_research",
+        "Write",
+        "mcp__anvil__validate",
+        "mcp__anvil__finalize",
+    ] {
+        assert!(used.contains(&tool), "{tool} not used: {used:?}");
+    }
+    let last = events.iter().rev().find(|e| e["type"] == "result").unwrap();
+    assert_eq!(last["subtype"], "success", "{last:#}");
+    assert_eq!(last["permission_denials"], json!([]), "{last:#}");
+    let refused: Vec<&Value> = events
+        .iter()
+        .flat_map(|e| e["message"]["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_result" && b["is_error"] == true)
+        .collect();
+    assert!(refused.is_empty(), "refused tool calls: {refused:#?}");
+}
+
+#[test]
+fn claude_runs_the_heuristic_policy_through_mcp_tools_natively() {
+    if tools_or_skip(&["claude"]) {
+        investigate_heuristic_through_mcp(&["--backend", "native", "--allow-degraded-native"]);
+    }
+}
+
+#[test]
+fn claude_runs_the_heuristic_policy_through_mcp_tools_under_bubblewrap() {
+    if tools_or_skip(&["claude", "bwrap"]) {
+        investigate_heuristic_through_mcp(&["--backend", "bubblewrap"]);
     }
 }

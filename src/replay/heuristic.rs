@@ -1,10 +1,12 @@
 //! `--policy heuristic`: a deterministic investigation played through the client's tools.
 //!
-//! From the case brief in the prompt it searches the repository for the target's name
-//! (`grep`), reads the best hits (`Read`), infers a value with [`super::rules`], and calls
-//! the rails through `Bash` — add-evidence, add-claim, freeze-research — then writes
-//! output/proposal.json (`Write`), validates and finalizes. When nothing supports a value,
-//! or a rail refuses, it finalizes with an honest decline instead.
+//! From the case brief in the prompt it searches the repository for the target's name,
+//! reads the best hits, infers a value with [`super::rules`], and calls the rails —
+//! add-evidence, add-claim, freeze-research — then writes output/proposal.json (`Write`),
+//! validates and finalizes. When nothing supports a value, or a rail refuses, it finalizes
+//! with an honest decline instead. It plays whichever tools the request offers (see
+//! [`super::kit`]): the `anvil` MCP server's tools (`mcp__anvil__*`) when they are there,
+//! else grep and `anvil-bench case …` through `Bash`.
 //!
 //! Invariant: stateless. Every request replays the plan from the start against the tool
 //! results already in the conversation (the i-th action of the plan is the i-th tool call),
@@ -15,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::api::{Block, Conversation, ToolCall, ToolResult, Turn};
 use super::brief::Brief;
+use super::kit::Kit;
 use super::rules::{self, Field, Region, Verdict};
 
 /// At most this many searches before giving up.
@@ -36,6 +39,7 @@ pub fn answer(conv: &Conversation) -> Turn {
         calls: &conv.tool_calls,
         next: 0,
         conv,
+        kit: Kit::of(conv),
     };
     match investigate(&brief, &mut plan) {
         Ok(turn) | Err(turn) => turn,
@@ -48,18 +52,14 @@ struct Plan<'a> {
     calls: &'a [ToolCall],
     next: usize,
     conv: &'a Conversation,
+    kit: Kit,
 }
 
-struct Action {
-    name: &'static str,
-    input: Value,
-}
-
-fn bash(command: String, description: &str) -> Action {
-    Action {
-        name: "Bash",
-        input: json!({"command": command, "description": description}),
-    }
+/// One tool call the plan asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    pub name: String,
+    pub input: Value,
 }
 
 impl Plan<'_> {
@@ -68,7 +68,7 @@ impl Plan<'_> {
         if self.next + n > self.calls.len() {
             let mut blocks = vec![Block::Text(say.to_string())];
             blocks.extend(actions.into_iter().map(|a| Block::ToolUse {
-                name: a.name.to_string(),
+                name: a.name,
                 input: a.input,
             }));
             return Err(Turn { blocks });
@@ -91,57 +91,22 @@ impl Plan<'_> {
     }
 }
 
-/// Quotes `s` for a POSIX shell.
-pub fn sh_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        return s.to_string();
-    }
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("Exit code"))
-        .unwrap_or("no output");
-    line.chars().take(300).collect()
-}
-
-/// A grep hit: repository-relative path and 1-based line.
+/// A search hit: repository-relative path and 1-based line.
 #[derive(Debug, Clone, PartialEq)]
-struct Hit {
-    path: String,
-    line: u32,
-}
-
-fn parse_grep(text: &str, repo: &str) -> Vec<Hit> {
-    let prefix = format!("{}/", repo.trim_end_matches('/'));
-    text.lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix(&prefix)?;
-            let (path, rest) = rest.split_once(':')?;
-            let (line, _) = rest.split_once(':')?;
-            Some(Hit {
-                path: path.to_string(),
-                line: line.parse().ok()?,
-            })
-        })
-        .collect()
+pub struct Hit {
+    pub path: String,
+    pub line: u32,
 }
 
 /// A region to read: path, first and last line, strength, hit count.
 #[derive(Debug, Clone, PartialEq)]
-struct Window {
-    path: String,
-    start: u32,
-    end: u32,
-    strength: f64,
-    prose: bool,
-    hits: usize,
+pub struct Window {
+    pub path: String,
+    pub start: u32,
+    pub end: u32,
+    pub strength: f64,
+    pub prose: bool,
+    pub hits: usize,
 }
 
 /// Groups hits into windows (hits at most 2·CONTEXT apart share one), admissible paths
@@ -183,73 +148,25 @@ fn windows(brief: &Brief, hits: &[Hit]) -> Vec<Window> {
     out
 }
 
-/// Numbered lines from a `Read` result (`N\ttext` or `N→text`) or `grep -n` output
-/// (`N:text`), restricted to `window`. Trailing blank lines are dropped: Claude Code's
-/// `Read` shows a phantom empty line after a file's final newline, and citing it would be
-/// refused as past the end of the file.
-fn numbered_lines(text: &str, window: &Window) -> Vec<(u32, String)> {
-    let mut lines: Vec<(u32, String)> = text
-        .lines()
-        .filter_map(|l| {
-            let t = l.trim_start();
-            let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-            let n: u32 = t[..digits].parse().ok()?;
-            let rest = &t[digits..];
-            let rest = rest
-                .strip_prefix('\t')
-                .or_else(|| rest.strip_prefix('→'))
-                .or_else(|| rest.strip_prefix(':'))?;
-            (window.start..=window.end)
-                .contains(&n)
-                .then(|| (n, rest.to_string()))
-        })
-        .collect();
-    while lines.last().is_some_and(|(_, t)| t.trim().is_empty()) {
-        lines.pop();
-    }
-    lines
-}
-
-fn read_action(brief: &Brief, conv: &Conversation, w: &Window) -> Action {
-    let file = format!("{}/{}", brief.repository.trim_end_matches('/'), w.path);
-    if conv.offers("Read") {
-        Action {
-            name: "Read",
-            input: json!({"file_path": file, "offset": w.start, "limit": w.end - w.start + 1}),
-        }
-    } else {
-        bash(
-            format!("grep -n '' {}", sh_quote(&file)),
-            "Read the file with line numbers",
-        )
-    }
-}
-
-fn rail(args: &str) -> String {
-    format!("anvil-bench case {args}")
-}
-
 /// Finalizes with a decline and ends the conversation.
 fn decline(plan: &mut Plan, status: &str, reason: &str) -> Result<Turn, Turn> {
-    let command = rail(&format!(
-        "finalize . --status {status} --reason {}",
-        sh_quote(reason)
-    ));
+    let kit = plan.kit;
     let r = plan.one(
         &format!("Declining: {reason}"),
-        bash(command, "Finalize the case as declined"),
+        kit.finalize(Some((status, reason))),
     )?;
     Ok(Turn::text(if r.is_error {
         format!(
             "I could not record the outcome ({}). My conclusion: {status} — {reason}",
-            first_line(&r.text)
+            kit.summary(&r)
         )
     } else {
-        format!("Finalized as {}: {reason}", first_line(&r.text))
+        format!("Finalized as {}: {reason}", kit.summary(&r))
     }))
 }
 
 fn investigate(brief: &Brief, plan: &mut Plan) -> Result<Turn, Turn> {
+    let kit = plan.kit;
     let Some(field) = Field::parse(&brief.field) else {
         return decline(
             plan,
@@ -269,32 +186,31 @@ fn investigate(brief: &Brief, plan: &mut Plan) -> Result<Turn, Turn> {
     }
     let mut found = None;
     for needles in searches.iter().take(MAX_SEARCHES) {
-        let patterns: String = needles
-            .iter()
-            .map(|n| format!(" -e {}", sh_quote(n)))
-            .collect();
-        let command = format!(
-            "grep -rnIF --exclude-dir=.git -m 50{patterns} {}",
-            sh_quote(&brief.repository)
-        );
-        let r = plan.one(
+        let results = plan.step(
             &format!("Searching the repository for {}.", needles.join(" / ")),
-            bash(command, "Search the repository for the target's name"),
+            kit.search(brief, needles),
         )?;
-        let hits = parse_grep(&r.text, &brief.repository);
-        if !hits.is_empty() {
-            found = Some((needles.clone(), hits));
+        let f = kit.found(brief, &results);
+        if let Some(why) = f.failed {
+            return decline(
+                plan,
+                "insufficient_evidence",
+                &format!("the repository search failed: {why}"),
+            );
+        }
+        if !f.hits.is_empty() {
+            found = Some((needles.clone(), f));
             break;
         }
     }
-    let Some((needles, hits)) = found else {
+    let Some((needles, found)) = found else {
         return decline(
             plan,
             "insufficient_evidence",
             &format!("no file in the repository mentions `{name}`"),
         );
     };
-    let windows = windows(brief, &hits);
+    let mut windows = windows(brief, &found.hits);
     if windows.is_empty() {
         return decline(
             plan,
@@ -302,12 +218,15 @@ fn investigate(brief: &Brief, plan: &mut Plan) -> Result<Turn, Turn> {
             &format!("every mention of `{name}` lies outside the inspect scopes"),
         );
     }
+    // A read past a file's end is refused where the search said how long the file is.
+    for w in &mut windows {
+        if let Some((_, n)) = found.lengths.iter().find(|(p, _)| *p == w.path) {
+            w.end = w.end.min(*n).max(w.start);
+        }
+    }
 
     // Read the best hits.
-    let reads = windows
-        .iter()
-        .map(|w| read_action(brief, plan.conv, w))
-        .collect();
+    let reads = windows.iter().map(|w| kit.read(brief, w)).collect();
     let texts = plan.step(
         &format!("Reading the {} best regions.", windows.len()),
         reads,
@@ -320,7 +239,7 @@ fn investigate(brief: &Brief, plan: &mut Plan) -> Result<Turn, Turn> {
             path: w.path.clone(),
             strength: w.strength,
             prose: w.prose,
-            lines: numbered_lines(&r.text, w),
+            lines: kit.lines(r, w),
         })
         .collect();
     let (value, support, rationale) = match rules::infer(field, &needles, &brief.allowed, &regions)
@@ -349,59 +268,41 @@ fn investigate(brief: &Brief, plan: &mut Plan) -> Result<Turn, Turn> {
 
     // Evidence, one rail call per region.
     let mut artifacts = Vec::new();
-    for s in &support {
-        let command = rail(&format!(
-            "add-evidence . --path {} --start-line {} --end-line {}",
-            sh_quote(&s.path),
-            s.start,
-            s.end
-        ));
+    for (i, s) in support.iter().enumerate() {
         let r = plan.one(
             &format!("Citing {} lines {}-{}.", s.path, s.start, s.end),
-            bash(command, "Record a source region as evidence"),
+            kit.add_evidence(&s.path, s.start, s.end, i + 1),
         )?;
-        match id_in(&r, "ev-") {
+        match kit.id(&r, "ev-") {
             Some(id) => artifacts.push(id),
             None => {
                 return decline(
                     plan,
                     "insufficient_evidence",
-                    &format!("add-evidence failed: {}", first_line(&r.text)),
+                    &format!("add-evidence failed: {}", kit.summary(&r)),
                 );
             }
         }
     }
 
     // The claim, then freeze.
-    let artifact_args: String = artifacts
-        .iter()
-        .map(|a| format!(" --artifact {a}"))
-        .collect();
-    let command = rail(&format!(
-        "add-claim . --predicate {} --value {}{artifact_args} --confidence 0.8",
-        sh_quote(&brief.predicate),
-        sh_quote(&value.to_string())
-    ));
     let r = plan.one(
         &format!("Claiming {} = {value}.", brief.predicate),
-        bash(command, "Record the claim"),
+        kit.add_claim(&brief.predicate, &value, &artifacts),
     )?;
-    let Some(claim) = id_in(&r, "cl-") else {
+    let Some(claim) = kit.id(&r, "cl-") else {
         return decline(
             plan,
             "insufficient_evidence",
-            &format!("add-claim failed: {}", first_line(&r.text)),
+            &format!("add-claim failed: {}", kit.summary(&r)),
         );
     };
-    let r = plan.one(
-        "Freezing the research.",
-        bash(rail("freeze-research ."), "Freeze evidence and claims"),
-    )?;
-    if r.is_error || r.text.contains(&format!("rejected {claim}")) {
+    let r = plan.one("Freezing the research.", kit.freeze())?;
+    if let Err(why) = kit.accepted(&r, &claim) {
         return decline(
             plan,
             "insufficient_evidence",
-            &format!("stage 1 did not accept the claim: {}", first_line(&r.text)),
+            &format!("stage 1 did not accept the claim: {why}"),
         );
     }
 
@@ -411,75 +312,56 @@ fn investigate(brief: &Brief, plan: &mut Plan) -> Result<Turn, Turn> {
         "{}\n",
         serde_json::to_string_pretty(&proposal).unwrap_or_default()
     );
+    let write_to = |cwd: String| Action {
+        name: "Write".into(),
+        input: json!({"file_path": format!("{cwd}/output/proposal.json"), "content": text}),
+    };
     let write = match (plan.conv.offers("Write"), working_directory(plan.conv)) {
-        (true, Some(cwd)) => Some(Action {
-            name: "Write",
-            input: json!({"file_path": format!("{cwd}/output/proposal.json"), "content": text}),
-        }),
+        (true, Some(cwd)) => Some(write_to(cwd)),
         (true, None) => {
-            // The client did not say where it runs: ask the shell once, then write.
-            let r = plan.one(
-                "Finding the run directory.",
-                bash("pwd".into(), "Print the working directory"),
-            )?;
-            let cwd = r.text.trim().to_string();
-            (!r.is_error && cwd.starts_with('/')).then(|| Action {
-                name: "Write",
-                input: json!({"file_path": format!("{cwd}/output/proposal.json"), "content": text}),
-            })
+            // The client did not say where it runs: ask once, then write.
+            let r = plan.one("Finding the run directory.", kit.locate())?;
+            kit.located(&r).map(write_to)
         }
         (false, _) => None,
     };
-    let write = write.unwrap_or_else(|| {
-        bash(
-            format!("cat > output/proposal.json <<'ANVIL_EOF'\n{text}ANVIL_EOF"),
-            "Write the proposal",
-        )
-    });
+    let Some(write) = write.or_else(|| kit.write_without_write_tool(&text)) else {
+        return decline(
+            plan,
+            "insufficient_evidence",
+            "no tool here can write output/proposal.json in the run directory",
+        );
+    };
     let r = plan.one("Writing output/proposal.json.", write)?;
     if r.is_error {
         return decline(
             plan,
             "insufficient_evidence",
-            &format!("could not write the proposal: {}", first_line(&r.text)),
+            &format!("could not write the proposal: {}", kit.summary(&r)),
         );
     }
 
-    let r = plan.one(
-        "Validating the proposal.",
-        bash(rail("validate ."), "Validate the proposal"),
-    )?;
-    if r.is_error {
+    let r = plan.one("Validating the proposal.", kit.validate())?;
+    if let Err(why) = kit.validated(&r) {
         return decline(
             plan,
             "insufficient_evidence",
-            &format!("validation rejected the proposal: {}", first_line(&r.text)),
+            &format!("validation rejected the proposal: {why}"),
         );
     }
-    let r = plan.one("Finalizing.", bash(rail("finalize ."), "Finalize the case"))?;
+    let r = plan.one("Finalizing.", kit.finalize(None))?;
     Ok(Turn::text(if r.is_error {
         format!(
             "Finalize refused: {}. The proposal stays unfinalized.",
-            first_line(&r.text)
+            kit.summary(&r)
         )
     } else {
         format!(
             "Finalized: {} — {} = {value}. {rationale}",
-            first_line(&r.text),
+            kit.summary(&r),
             brief.field
         )
     }))
-}
-
-/// The first token starting with `prefix` in a successful result.
-fn id_in(r: &ToolResult, prefix: &str) -> Option<String> {
-    if r.is_error {
-        return None;
-    }
-    r.text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-        .find(|t| t.starts_with(prefix) && t.len() > prefix.len())
-        .map(str::to_string)
 }
 
 /// Where the client runs, as its environment block says.
@@ -511,66 +393,6 @@ fn proposal(brief: &Brief, value: &Value, claim: &str, rationale: &str) -> Value
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting_survives_the_shell() {
-        assert_eq!(sh_quote("src/a.py"), "src/a.py");
-        assert_eq!(sh_quote("\"s\""), "'\"s\"'");
-        assert_eq!(sh_quote("it's"), r"'it'\''s'");
-        assert_eq!(sh_quote(""), "''");
-    }
-
-    #[test]
-    fn grep_output_becomes_repository_relative_hits() {
-        let out = "/r/src/a.py:12:    x = capture_timeout\n/r/docs/b.md:3:a:b\nBinary file /r/x matches\n";
-        assert_eq!(
-            parse_grep(out, "/r"),
-            [
-                Hit {
-                    path: "src/a.py".into(),
-                    line: 12
-                },
-                Hit {
-                    path: "docs/b.md".into(),
-                    line: 3
-                }
-            ]
-        );
-    }
-
-    #[test]
-    fn read_output_in_either_format_is_numbered() {
-        let w = Window {
-            path: "a".into(),
-            start: 2,
-            end: 3,
-            strength: 0.9,
-            prose: false,
-            hits: 1,
-        };
-        assert_eq!(
-            numbered_lines("     2\tx\n3→y\n4\tz", &w),
-            [(2, "x".to_string()), (3, "y".to_string())]
-        );
-        assert_eq!(numbered_lines("2:x:y", &w), [(2, "x:y".to_string())]);
-        // Regression: Claude Code's Read shows an empty line after the final newline; it
-        // must not widen a citation past the end of the file.
-        assert_eq!(numbered_lines("2\tx\n3\t", &w), [(2, "x".to_string())]);
-    }
-
-    #[test]
-    fn ids_are_found_only_in_successful_results() {
-        let ok = ToolResult {
-            text: "ev-0e4b7912\n".into(),
-            is_error: false,
-        };
-        assert_eq!(id_in(&ok, "ev-").as_deref(), Some("ev-0e4b7912"));
-        let err = ToolResult {
-            text: "Exit code 1\nerror: ev-1 refused".into(),
-            is_error: true,
-        };
-        assert_eq!(id_in(&err, "ev-"), None);
-    }
 
     #[test]
     fn without_a_brief_it_says_so_and_stops() {

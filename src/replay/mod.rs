@@ -6,7 +6,9 @@
 //!   usage numbers derived from sizes.
 //! * [`script`] — `--script FILE`: scripted turns with tool-result placeholders.
 //! * [`heuristic`] — `--policy heuristic`: search, read, cite, claim, propose, validate,
-//!   finalize — or decline honestly.
+//!   finalize — or decline honestly; played through [`kit`]: the client's `Bash`, or the
+//!   `anvil` MCP server's tools ([`kit_mcp`]) when the request offers them.
+//!   `sim_mcp` (tests only) plays it against a simulated Claude Code with the real MCP server.
 //! * [`brief`] — reading CASE.md from the prompt; [`rules`] — the inference rules, kept
 //!   apart so other investigators can reuse them.
 //!
@@ -22,8 +24,12 @@
 pub mod api;
 pub mod brief;
 pub mod heuristic;
+pub mod kit;
+pub mod kit_mcp;
 pub mod rules;
 pub mod script;
+#[cfg(test)]
+mod sim_mcp;
 
 use std::convert::Infallible;
 use std::fs::File;

@@ -1,0 +1,405 @@
+//! The tool kit the heuristic investigation plays through: the client's `Bash` (grep and
+//! `anvil-bench case …`, with `Read`/`Write` where offered), or the `anvil` MCP server's
+//! tools (`mcp__anvil__*`, see [`super::kit_mcp`]) when the request offers them.
+//!
+//! Each move is a pair: the action that asks for it, and the reading of its result. The
+//! plan in [`super::heuristic`] never looks at a tool's name or output format itself.
+//!
+//! Invariant: the kit is a pure function of the request's tool list, so every request of a
+//! conversation replays the plan through the same kit.
+
+use serde_json::{Value, json};
+
+use super::api::{Conversation, ToolResult};
+use super::brief::Brief;
+use super::heuristic::{Action, Hit, Window};
+use super::kit_mcp;
+
+/// How the rails and the repository are reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kit {
+    /// Shell commands; `read` says whether the client's `Read` tool is offered.
+    Bash { read: bool },
+    /// The `anvil` MCP server's tools.
+    Mcp,
+}
+
+/// What a search found: hits in path and line order, and the length in lines of every
+/// file the search checked (where the tool says).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Found {
+    pub hits: Vec<Hit>,
+    pub lengths: Vec<(String, u32)>,
+    /// Every search call failed: why (the first failure).
+    pub failed: Option<String>,
+}
+
+impl Kit {
+    /// MCP when the request offers every `mcp__anvil__*` tool the plan uses, else Bash.
+    pub fn of(conv: &Conversation) -> Kit {
+        if kit_mcp::TOOLS_USED.iter().all(|t| conv.offers(t)) {
+            Kit::Mcp
+        } else {
+            Kit::Bash {
+                read: conv.offers("Read"),
+            }
+        }
+    }
+
+    /// One search for any of `needles`.
+    pub fn search(self, brief: &Brief, needles: &[String]) -> Vec<Action> {
+        match self {
+            Kit::Bash { .. } => {
+                let patterns: String = needles
+                    .iter()
+                    .map(|n| format!(" -e {}", sh_quote(n)))
+                    .collect();
+                let command = format!(
+                    "grep -rnIF --exclude-dir=.git -m 50{patterns} {}",
+                    sh_quote(&brief.repository)
+                );
+                vec![bash(command, "Search the repository for the target's name")]
+            }
+            Kit::Mcp => needles.iter().map(|n| kit_mcp::find_text(n)).collect(),
+        }
+    }
+
+    pub fn found(self, brief: &Brief, results: &[ToolResult]) -> Found {
+        match self {
+            Kit::Bash { .. } => Found {
+                hits: results
+                    .iter()
+                    .flat_map(|r| parse_grep(&r.text, &brief.repository))
+                    .collect(),
+                ..Found::default()
+            },
+            Kit::Mcp => kit_mcp::found(results),
+        }
+    }
+
+    /// Reads `w` (a window of a repository-relative path).
+    pub fn read(self, brief: &Brief, w: &Window) -> Action {
+        let file = format!("{}/{}", brief.repository.trim_end_matches('/'), w.path);
+        match self {
+            Kit::Bash { read: true } => Action {
+                name: "Read".into(),
+                input: json!({"file_path": file, "offset": w.start, "limit": w.end - w.start + 1}),
+            },
+            Kit::Bash { read: false } => bash(
+                format!("grep -n '' {}", sh_quote(&file)),
+                "Read the file with line numbers",
+            ),
+            Kit::Mcp => kit_mcp::read_context(w),
+        }
+    }
+
+    /// The numbered lines of `w` in a read's result.
+    pub fn lines(self, r: &ToolResult, w: &Window) -> Vec<(u32, String)> {
+        match self {
+            Kit::Bash { .. } => numbered_lines(&r.text, w),
+            Kit::Mcp => kit_mcp::context_lines(r, w),
+        }
+    }
+
+    /// Cites lines `start..=end` of `path`; `n` numbers the citation within the run.
+    pub fn add_evidence(self, path: &str, start: u32, end: u32, n: usize) -> Action {
+        match self {
+            Kit::Bash { .. } => bash(
+                rail(&format!(
+                    "add-evidence . --path {} --start-line {start} --end-line {end}",
+                    sh_quote(path)
+                )),
+                "Record a source region as evidence",
+            ),
+            Kit::Mcp => kit_mcp::add_evidence(path, start, end, n),
+        }
+    }
+
+    pub fn add_claim(self, predicate: &str, value: &Value, artifacts: &[String]) -> Action {
+        match self {
+            Kit::Bash { .. } => {
+                let artifact_args: String = artifacts
+                    .iter()
+                    .map(|a| format!(" --artifact {a}"))
+                    .collect();
+                bash(
+                    rail(&format!(
+                        "add-claim . --predicate {} --value {}{artifact_args} --confidence 0.8",
+                        sh_quote(predicate),
+                        sh_quote(&value.to_string())
+                    )),
+                    "Record the claim",
+                )
+            }
+            Kit::Mcp => kit_mcp::add_claim(predicate, value, artifacts),
+        }
+    }
+
+    /// The id (`ev-…`, `cl-…`) a successful rail call created.
+    pub fn id(self, r: &ToolResult, prefix: &str) -> Option<String> {
+        match self {
+            Kit::Bash { .. } => id_in(r, prefix),
+            Kit::Mcp => kit_mcp::id(r, prefix),
+        }
+    }
+
+    pub fn freeze(self) -> Action {
+        match self {
+            Kit::Bash { .. } => bash(rail("freeze-research ."), "Freeze evidence and claims"),
+            Kit::Mcp => kit_mcp::rail("freeze_research", json!({})),
+        }
+    }
+
+    /// `Err(why)` unless stage 1 accepted `claim`.
+    pub fn accepted(self, r: &ToolResult, claim: &str) -> Result<(), String> {
+        match self {
+            Kit::Bash { .. } if r.is_error || r.text.contains(&format!("rejected {claim}")) => {
+                Err(first_line(&r.text))
+            }
+            Kit::Bash { .. } => Ok(()),
+            Kit::Mcp => kit_mcp::accepted(r, claim),
+        }
+    }
+
+    /// Asks where the run is, when the client's environment block does not say.
+    pub fn locate(self) -> Action {
+        match self {
+            Kit::Bash { .. } => bash("pwd".into(), "Print the working directory"),
+            Kit::Mcp => kit_mcp::rail("show", json!({})),
+        }
+    }
+
+    /// The run directory a [`Kit::locate`] result names.
+    pub fn located(self, r: &ToolResult) -> Option<String> {
+        let dir = match self {
+            Kit::Bash { .. } => r.text.trim().to_string(),
+            Kit::Mcp => kit_mcp::json_of(r)?.get("run")?.as_str()?.to_string(),
+        };
+        (!r.is_error && dir.starts_with('/')).then_some(dir)
+    }
+
+    /// Writes output/proposal.json without a `Write` tool, where the kit can.
+    pub fn write_without_write_tool(self, text: &str) -> Option<Action> {
+        match self {
+            Kit::Bash { .. } => Some(bash(
+                format!("cat > output/proposal.json <<'ANVIL_EOF'\n{text}ANVIL_EOF"),
+                "Write the proposal",
+            )),
+            Kit::Mcp => None,
+        }
+    }
+
+    pub fn validate(self) -> Action {
+        match self {
+            Kit::Bash { .. } => bash(rail("validate ."), "Validate the proposal"),
+            Kit::Mcp => kit_mcp::rail("validate", json!({})),
+        }
+    }
+
+    /// `Err(why)` unless the validation passed.
+    pub fn validated(self, r: &ToolResult) -> Result<(), String> {
+        match self {
+            Kit::Bash { .. } if r.is_error => Err(first_line(&r.text)),
+            Kit::Bash { .. } => Ok(()),
+            Kit::Mcp => kit_mcp::validated(r),
+        }
+    }
+
+    /// Finalizes: as validated, or declined with `(status, reason)`.
+    pub fn finalize(self, decline: Option<(&str, &str)>) -> Action {
+        match (self, decline) {
+            (Kit::Bash { .. }, None) => bash(rail("finalize ."), "Finalize the case"),
+            (Kit::Bash { .. }, Some((status, reason))) => bash(
+                rail(&format!(
+                    "finalize . --status {status} --reason {}",
+                    sh_quote(reason)
+                )),
+                "Finalize the case as declined",
+            ),
+            (Kit::Mcp, None) => kit_mcp::rail("finalize", json!({})),
+            (Kit::Mcp, Some((status, reason))) => {
+                kit_mcp::rail("finalize", json!({"status": status, "reason": reason}))
+            }
+        }
+    }
+
+    /// A one-line account of a result: the outcome a finalize recorded, or why a call
+    /// failed.
+    pub fn summary(self, r: &ToolResult) -> String {
+        match self {
+            Kit::Bash { .. } => first_line(&r.text),
+            Kit::Mcp => kit_mcp::summary(r),
+        }
+    }
+}
+
+fn bash(command: String, description: &str) -> Action {
+    Action {
+        name: "Bash".into(),
+        input: json!({"command": command, "description": description}),
+    }
+}
+
+fn rail(args: &str) -> String {
+    format!("anvil-bench case {args}")
+}
+
+/// Quotes `s` for a POSIX shell.
+pub fn sh_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The first meaningful line of a tool's text, at most 300 characters.
+pub fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("Exit code"))
+        .unwrap_or("no output");
+    line.chars().take(300).collect()
+}
+
+fn parse_grep(text: &str, repo: &str) -> Vec<Hit> {
+    let prefix = format!("{}/", repo.trim_end_matches('/'));
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix(&prefix)?;
+            let (path, rest) = rest.split_once(':')?;
+            let (line, _) = rest.split_once(':')?;
+            Some(Hit {
+                path: path.to_string(),
+                line: line.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Numbered lines from a `Read` result (`N\ttext` or `N→text`) or `grep -n` output
+/// (`N:text`), restricted to `window`. Trailing blank lines are dropped: Claude Code's
+/// `Read` shows a phantom empty line after a file's final newline, and citing it would be
+/// refused as past the end of the file.
+fn numbered_lines(text: &str, window: &Window) -> Vec<(u32, String)> {
+    let mut lines: Vec<(u32, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let n: u32 = t[..digits].parse().ok()?;
+            let rest = &t[digits..];
+            let rest = rest
+                .strip_prefix('\t')
+                .or_else(|| rest.strip_prefix('→'))
+                .or_else(|| rest.strip_prefix(':'))?;
+            (window.start..=window.end)
+                .contains(&n)
+                .then(|| (n, rest.to_string()))
+        })
+        .collect();
+    while lines.last().is_some_and(|(_, t)| t.trim().is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+/// The first token starting with `prefix` in a successful result.
+pub fn id_in(r: &ToolResult, prefix: &str) -> Option<String> {
+    if r.is_error {
+        return None;
+    }
+    r.text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .find(|t| t.starts_with(prefix) && t.len() > prefix.len())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_the_shell() {
+        assert_eq!(sh_quote("src/a.py"), "src/a.py");
+        assert_eq!(sh_quote("\"s\""), "'\"s\"'");
+        assert_eq!(sh_quote("it's"), r"'it'\''s'");
+        assert_eq!(sh_quote(""), "''");
+    }
+
+    #[test]
+    fn grep_output_becomes_repository_relative_hits() {
+        let out = "/r/src/a.py:12:    x = capture_timeout\n/r/docs/b.md:3:a:b\nBinary file /r/x matches\n";
+        assert_eq!(
+            parse_grep(out, "/r"),
+            [
+                Hit {
+                    path: "src/a.py".into(),
+                    line: 12
+                },
+                Hit {
+                    path: "docs/b.md".into(),
+                    line: 3
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn read_output_in_either_format_is_numbered() {
+        let w = Window {
+            path: "a".into(),
+            start: 2,
+            end: 3,
+            strength: 0.9,
+            prose: false,
+            hits: 1,
+        };
+        assert_eq!(
+            numbered_lines("     2\tx\n3→y\n4\tz", &w),
+            [(2, "x".to_string()), (3, "y".to_string())]
+        );
+        assert_eq!(numbered_lines("2:x:y", &w), [(2, "x:y".to_string())]);
+        // Regression: Claude Code's Read shows an empty line after the final newline; it
+        // must not widen a citation past the end of the file.
+        assert_eq!(numbered_lines("2\tx\n3\t", &w), [(2, "x".to_string())]);
+    }
+
+    #[test]
+    fn ids_are_found_only_in_successful_results() {
+        let ok = ToolResult {
+            text: "ev-0e4b7912\n".into(),
+            is_error: false,
+        };
+        assert_eq!(id_in(&ok, "ev-").as_deref(), Some("ev-0e4b7912"));
+        let err = ToolResult {
+            text: "Exit code 1\nerror: ev-1 refused".into(),
+            is_error: true,
+        };
+        assert_eq!(id_in(&err, "ev-"), None);
+    }
+
+    #[test]
+    fn the_kit_follows_the_offered_tools() {
+        let offer = |tools: &[&str]| Conversation {
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+            ..Conversation::default()
+        };
+        assert_eq!(
+            Kit::of(&offer(&["Bash", "Read", "Write"])),
+            Kit::Bash { read: true }
+        );
+        assert_eq!(Kit::of(&offer(&["Bash"])), Kit::Bash { read: false });
+        let mut mcp: Vec<&str> = kit_mcp::TOOLS_USED.to_vec();
+        mcp.push("Write");
+        assert_eq!(Kit::of(&offer(&mcp)), Kit::Mcp);
+        // A partial MCP offer is not enough to run the case through it.
+        assert_eq!(
+            Kit::of(&offer(&["Bash", "mcp__anvil__add_claim"])),
+            Kit::Bash { read: false }
+        );
+    }
+}

@@ -1,0 +1,366 @@
+//! The heuristic investigation's moves through the `anvil` MCP server (`anvil-bench mcp
+//! serve`, named `anvil`, so Claude Code offers its tools as `mcp__anvil__<tool>`): search
+//! with `source_find_text`, read with `source_read_context`, and the rails as tools.
+//!
+//! Results are the server's text content: pretty JSON on success (the router's
+//! `anvil-investigation-result`, or the rail's document), and on a refusal an error whose
+//! text starts with the refusal's kind — which a client may wrap (Claude Code shows
+//! `<tool_use_error>Error: …</tool_use_error>` for a tool it could not call).
+//!
+//! Invariant: every mutating call carries a fixed `idempotencyKey` per move, so a retried
+//! request replays the saved outcome instead of doing the move twice.
+
+use serde_json::{Value, json};
+
+use super::api::ToolResult;
+use super::heuristic::{Action, Hit, Window};
+use super::kit::{Found, first_line, id_in};
+
+/// The MCP server's name as the driver configures it.
+const PREFIX: &str = "mcp__anvil__";
+
+/// The tools the plan needs; the kit is MCP only when all of them are offered.
+pub const TOOLS_USED: &[&str] = &[
+    "mcp__anvil__source_find_text",
+    "mcp__anvil__source_read_context",
+    "mcp__anvil__add_evidence",
+    "mcp__anvil__add_claim",
+    "mcp__anvil__freeze_research",
+    "mcp__anvil__validate",
+    "mcp__anvil__finalize",
+];
+
+/// At most this many matches per search (well under the router's default limit of 100).
+const MATCHES: u32 = 50;
+
+fn tool(name: &str, input: Value) -> Action {
+    Action {
+        name: format!("{PREFIX}{name}"),
+        input,
+    }
+}
+
+/// A rail call; every rail but `show` writes and so carries its move's idempotency key.
+pub fn rail(name: &str, mut args: Value) -> Action {
+    if name != "show" {
+        let key = match args.get("status") {
+            Some(_) => format!("anvil-replay-{name}-declined"),
+            None => format!("anvil-replay-{name}"),
+        };
+        args["idempotencyKey"] = json!(key);
+    }
+    tool(name, args)
+}
+
+pub fn find_text(needle: &str) -> Action {
+    tool(
+        "source_find_text",
+        json!({"text": needle, "caseSensitive": true, "offset": 0, "limit": MATCHES}),
+    )
+}
+
+pub fn read_context(w: &Window) -> Action {
+    tool(
+        "source_read_context",
+        json!({"path": w.path, "startLine": w.start, "endLine": w.end}),
+    )
+}
+
+pub fn add_evidence(path: &str, start: u32, end: u32, n: usize) -> Action {
+    rail(
+        "add_evidence",
+        json!({"path": path, "startLine": start, "endLine": end}),
+    )
+    .keyed(&format!("anvil-replay-add_evidence-{n}"))
+}
+
+pub fn add_claim(predicate: &str, value: &Value, artifacts: &[String]) -> Action {
+    rail(
+        "add_claim",
+        json!({"predicate": predicate, "value": value, "artifactIds": artifacts, "confidence": 0.8}),
+    )
+}
+
+impl Action {
+    fn keyed(mut self, key: &str) -> Action {
+        self.input["idempotencyKey"] = json!(key);
+        self
+    }
+}
+
+/// A successful result's JSON document (the server pretty-prints it; a client may add text
+/// around it).
+pub fn json_of(r: &ToolResult) -> Option<Value> {
+    if r.is_error {
+        return None;
+    }
+    let text = r.text.trim();
+    serde_json::from_str(text).ok().or_else(|| {
+        let (start, end) = (text.find('{')?, text.rfind('}')?);
+        serde_json::from_str(text.get(start..=end)?).ok()
+    })
+}
+
+/// The typed result of the router's one-request batch.
+fn operation_result(r: &ToolResult) -> Option<Value> {
+    let doc = json_of(r)?;
+    doc.get("results")?.get(0)?.get("result").cloned()
+}
+
+/// Hits of every search, in path and line order without repeats, and the checked files'
+/// lengths.
+pub fn found(results: &[ToolResult]) -> Found {
+    let mut out = Found::default();
+    for r in results {
+        let Some(result) = operation_result(r) else {
+            continue;
+        };
+        for m in result["matches"].as_array().into_iter().flatten() {
+            if let (Some(path), Some(line)) = (m["path"].as_str(), m["line"].as_u64()) {
+                out.hits.push(Hit {
+                    path: path.to_string(),
+                    line: u32::try_from(line).unwrap_or(u32::MAX),
+                });
+            }
+        }
+        for f in result["checkedFiles"].as_array().into_iter().flatten() {
+            if let (Some(path), Some(lines)) = (f["path"].as_str(), f["lines"].as_u64()) {
+                out.lengths
+                    .push((path.to_string(), u32::try_from(lines).unwrap_or(u32::MAX)));
+            }
+        }
+    }
+    out.hits
+        .sort_by(|a, b| a.path.cmp(&b.path).then(a.line.cmp(&b.line)));
+    out.hits.dedup();
+    out.lengths.sort();
+    out.lengths.dedup();
+    if !results.is_empty() && results.iter().all(|r| r.is_error) {
+        out.failed = Some(summary(&results[0]));
+    }
+    out
+}
+
+/// The lines of `w` in a `source_read_context` result, without trailing blank lines.
+pub fn context_lines(r: &ToolResult, w: &Window) -> Vec<(u32, String)> {
+    let Some(result) = operation_result(r) else {
+        return vec![];
+    };
+    let mut lines: Vec<(u32, String)> = result["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| {
+            let n = u32::try_from(l["line"].as_u64()?).ok()?;
+            let text = l["text"].as_str()?;
+            (w.start..=w.end)
+                .contains(&n)
+                .then(|| (n, text.to_string()))
+        })
+        .collect();
+    while lines.last().is_some_and(|(_, t)| t.trim().is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+/// The `id` of the artifact or claim a rail created.
+pub fn id(r: &ToolResult, prefix: &str) -> Option<String> {
+    match json_of(r) {
+        Some(doc) => doc["id"]
+            .as_str()
+            .filter(|id| id.starts_with(prefix) && id.len() > prefix.len())
+            .map(str::to_string),
+        None => id_in(r, prefix),
+    }
+}
+
+/// `Err(why)` unless stage 1 accepted `claim`.
+pub fn accepted(r: &ToolResult, claim: &str) -> Result<(), String> {
+    if r.is_error {
+        return Err(summary(r));
+    }
+    let doc = json_of(r).ok_or_else(|| summary(r))?;
+    let verdict = doc["claims"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == claim);
+    match verdict {
+        Some(v) if v["status"] == "rejected" => {
+            let reasons: Vec<&str> = v["reasons"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            Err(format!("rejected {claim}: {}", reasons.join("; ")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `Err(why)` unless the validation's verdict is `pass`. A failing validation is a
+/// result, not a refusal: its failed checks say why.
+pub fn validated(r: &ToolResult) -> Result<(), String> {
+    let doc = json_of(r).ok_or_else(|| summary(r))?;
+    if doc["verdict"] == "pass" {
+        return Ok(());
+    }
+    let failed: Vec<String> = doc["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["passed"] == false)
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["id"].as_str().unwrap_or("?"),
+                c["detail"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    Err(format!(
+        "verdict {}: {}",
+        doc["verdict"].as_str().unwrap_or("unknown"),
+        failed.join("; ")
+    ))
+}
+
+/// One line about a result: a refusal's text without the client's wrapping, or the
+/// `status` a finalize recorded.
+pub fn summary(r: &ToolResult) -> String {
+    if !r.is_error
+        && let Some(status) = json_of(r).and_then(|d| d["status"].as_str().map(str::to_string))
+    {
+        return status;
+    }
+    let text = r
+        .text
+        .replace("<tool_use_error>", "")
+        .replace("</tool_use_error>", "");
+    let line = first_line(&text);
+    line.strip_prefix("Error: ").unwrap_or(&line).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(v: Value) -> ToolResult {
+        ToolResult {
+            text: serde_json::to_string_pretty(&v).unwrap(),
+            is_error: false,
+        }
+    }
+
+    fn err(text: &str) -> ToolResult {
+        ToolResult {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+
+    fn batch(result: Value) -> ToolResult {
+        ok(
+            json!({"format": "anvil-investigation-result", "results": [{"requestId": "Q1", "result": result}]}),
+        )
+    }
+
+    #[test]
+    fn searches_merge_into_sorted_hits_with_file_lengths() {
+        let a = batch(json!({"operation": "source.find_text",
+            "checkedFiles": [{"path": "b.py", "lines": 9}, {"path": "a.py", "lines": 40}],
+            "matches": [{"path": "b.py", "line": 3}, {"path": "a.py", "line": 30}]}));
+        let b = batch(json!({"operation": "source.find_text",
+            "checkedFiles": [{"path": "a.py", "lines": 40}],
+            "matches": [{"path": "a.py", "line": 12}, {"path": "a.py", "line": 30}]}));
+        let f = found(&[a, b]);
+        let hits: Vec<(&str, u32)> = f.hits.iter().map(|h| (h.path.as_str(), h.line)).collect();
+        assert_eq!(hits, [("a.py", 12), ("a.py", 30), ("b.py", 3)]);
+        assert_eq!(f.lengths, [("a.py".into(), 40), ("b.py".into(), 9)]);
+        assert_eq!(f.failed, None);
+        let refused = found(&[err("limit_exceeded: limit 50 is over 20")]);
+        assert!(refused.hits.is_empty());
+        assert_eq!(
+            refused.failed.as_deref(),
+            Some("limit_exceeded: limit 50 is over 20")
+        );
+    }
+
+    #[test]
+    fn context_lines_keep_the_window_and_drop_trailing_blanks() {
+        let w = Window {
+            path: "a.py".into(),
+            start: 2,
+            end: 4,
+            strength: 0.9,
+            prose: false,
+            hits: 1,
+        };
+        let r = batch(json!({"operation": "source.read_context", "lines": [
+            {"line": 1, "text": "x"}, {"line": 2, "text": "y"}, {"line": 3, "text": "z"},
+            {"line": 4, "text": "  "}]}));
+        assert_eq!(
+            context_lines(&r, &w),
+            [(2, "y".to_string()), (3, "z".to_string())]
+        );
+        assert!(context_lines(&err("invalid_range: no"), &w).is_empty());
+    }
+
+    #[test]
+    fn rail_results_are_read_from_their_json() {
+        let ev = ok(json!({"id": "ev-04323d", "uri": "repo:a#L1-L2", "kind": "implementation"}));
+        assert_eq!(id(&ev, "ev-").as_deref(), Some("ev-04323d"));
+        assert_eq!(id(&ev, "cl-"), None);
+        assert_eq!(id(&err("rejected_document: ev-1"), "ev-"), None);
+
+        let frozen = ok(json!({"claims": [{"id": "cl-1", "status": "accepted"},
+            {"id": "cl-2", "status": "rejected", "reasons": ["too weak"]}]}));
+        assert_eq!(accepted(&frozen, "cl-1"), Ok(()));
+        assert_eq!(
+            accepted(&frozen, "cl-2"),
+            Err("rejected cl-2: too weak".into())
+        );
+        assert!(accepted(&err("illegal_transition: no"), "cl-1").is_err());
+
+        let pass =
+            ok(json!({"verdict": "pass", "checks": [{"id": "a", "passed": true, "detail": ""}]}));
+        assert_eq!(validated(&pass), Ok(()));
+        let fail = ok(
+            json!({"verdict": "fail", "checks": [{"id": "grounding", "passed": false, "detail": "cl-9 unknown"}]}),
+        );
+        assert_eq!(
+            validated(&fail),
+            Err("verdict fail: grounding: cl-9 unknown".into())
+        );
+
+        assert_eq!(
+            summary(&ok(json!({"status": "proposal_generated"}))),
+            "proposal_generated"
+        );
+        assert_eq!(
+            summary(&err(
+                "<tool_use_error>Error: No such tool available: x</tool_use_error>"
+            )),
+            "No such tool available: x"
+        );
+    }
+
+    #[test]
+    fn every_mutating_rail_carries_a_fixed_key() {
+        let a = add_evidence("src/a.py", 3, 9, 1);
+        assert_eq!(a.name, "mcp__anvil__add_evidence");
+        assert_eq!(
+            a.input,
+            json!({"path": "src/a.py", "startLine": 3, "endLine": 9, "idempotencyKey": "anvil-replay-add_evidence-1"})
+        );
+        let c = add_claim("field.unit", &json!("s"), &["ev-1".into()]);
+        assert_eq!(c.input["value"], "s");
+        assert_eq!(c.input["artifactIds"], json!(["ev-1"]));
+        assert!(c.input["idempotencyKey"].is_string());
+        let d = rail("finalize", json!({"status": "conflicted", "reason": "r"}));
+        assert_eq!(d.input["idempotencyKey"], "anvil-replay-finalize-declined");
+        assert_eq!(rail("show", json!({})).input, json!({}));
+    }
+}
