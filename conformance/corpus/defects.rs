@@ -311,6 +311,16 @@ pub(super) fn checks() -> Vec<Check> {
             },
         ),
         trial(
+            "corpus::a_stray_file_among_the_labels_is_named_not_skipped",
+            &["X-CORPUS-1"],
+            || {
+                let c = Corpus::one();
+                let stray = c.label(BASE).with_file_name("notes.txt");
+                std::fs::write(&stray, "answers\n").unwrap();
+                fails_naming(&c, false, "unexpected_file", &stray).map(drop)
+            },
+        ),
+        trial(
             "corpus::an_air_that_does_not_describe_the_whole_operation_is_named",
             &["X-CORPUS-1", "X-CORPUS-7"],
             || {

@@ -369,6 +369,12 @@ pub fn load_labels(dir: &Path) -> (Vec<Label>, Vec<Problem>) {
         };
         for file in files {
             let Some(stem) = name_of(&file).strip_suffix(".json").map(str::to_string) else {
+                // Never a silent skip: a stray file in the answer key is reported.
+                problems.push(Problem::new(
+                    &file,
+                    "unexpected_file",
+                    "the labels directory holds only `<class>/<name>.json` files",
+                ));
                 continue;
             };
             match read_doc::<LabelDoc>(&file, LABEL_FORMAT) {
