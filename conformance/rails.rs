@@ -276,7 +276,7 @@ fn cli_conflict() -> Result<(), Failed> {
     );
     let v: Value = serde_json::from_str(&stdout(&o)).map_err(failed)?;
     ensure!(
-        v["error"]["kind"] == "idempotency_conflict" && v["error"]["exit_code"] == 3,
+        v["error"]["kind"] == "idempotency_conflict" && v["error"]["exitCode"] == 3,
         "--json error {v}"
     );
     // A rejection by a rail is 1, not 3: the codes are distinct.

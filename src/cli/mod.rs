@@ -99,6 +99,7 @@ pub(crate) fn fail(err: &CaseError, json: bool) -> u8 {
             error: ErrorBody<'a>,
         }
         #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
         struct ErrorBody<'a> {
             kind: &'a str,
             message: String,
