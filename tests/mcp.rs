@@ -294,19 +294,25 @@ fn script(run: &Path) -> Value {
     })
 }
 
-/// `case investigate --driver claude-code --tools mcp` with the real `claude` against the
-/// replay script: every step is an MCP tool call except the proposal's Write.
-fn investigate_through_mcp(backend: &[&str]) {
+/// Runs `case investigate --driver claude-code` (MCP tools) with the real `claude` against a
+/// replay model started with `server_args`, on a fresh annotate-unit case; asserts the
+/// case reached `proposal_generated` with unit `s` and returns the temp dir holding it, the
+/// run and the agent's stream-json events.
+fn investigate_with_claude(
+    server_args: impl FnOnce(&Path, &Path) -> Vec<String>,
+    driver_args: &[&str],
+    backend: &[&str],
+) -> (tempfile::TempDir, PathBuf, Vec<Value>) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let run = std::fs::canonicalize(open_case(dir)).unwrap();
-    let script_path = dir.join("script.json");
-    std::fs::write(&script_path, script(&run).to_string()).unwrap();
-    let server = Server::start(&["--script", script_path.to_str().unwrap()]);
+    let args = server_args(dir, &run);
+    let server = Server::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let out = Command::new(BIN)
         .args(["case", "investigate"])
         .arg(&run)
-        .args(["--driver", "claude-code", "--tools", "mcp"])
+        .args(["--driver", "claude-code"])
+        .args(driver_args)
         .args(["--max-turns", "30", "--timeout", "300", "--json"])
         .args(backend)
         .current_dir(dir)
@@ -324,11 +330,8 @@ fn investigate_through_mcp(backend: &[&str]) {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["status"], "proposal_generated", "{report:#}\n{exec}");
     assert_eq!(report["state"], "finalized");
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("output/result.json")).unwrap())
-            .unwrap();
-    assert_eq!(result["patch"]["unit"], "s", "{result:#}");
-    // The agent was configured with this server and no shell.
+    assert_eq!(result_of(&run)["patch"]["unit"], "s");
+    // The agent was configured with this server.
     let config: Value = serde_json::from_str(
         &std::fs::read_to_string(run.join("workspace/anvil-mcp.json")).unwrap(),
     )
@@ -341,6 +344,13 @@ fn investigate_through_mcp(backend: &[&str]) {
         .iter()
         .filter_map(|l| serde_json::from_str(l["text"].as_str()?).ok())
         .collect();
+    // The temp dir goes back to the caller, so the run lives as long as it needs it.
+    (tmp, run, events)
+}
+
+/// No shell was offered, the MCP server connected, and every call went through: no
+/// permission denials, no refused tool.
+fn assert_clean_session(events: &[Value]) {
     let init = events.iter().find(|e| e["subtype"] == "init").unwrap();
     let tools: Vec<&str> = init["tools"]
         .as_array()
@@ -351,7 +361,6 @@ fn investigate_through_mcp(backend: &[&str]) {
     assert!(!tools.contains(&"Bash"), "a shell was offered: {tools:?}");
     assert!(tools.contains(&"mcp__anvil__add_claim"), "{tools:?}");
     assert_eq!(init["mcp_servers"][0]["status"], "connected", "{init:#}");
-    // Every call went through: no permission denials, no refused tool.
     let last = events.iter().rev().find(|e| e["type"] == "result").unwrap();
     assert_eq!(last["subtype"], "success", "{last:#}");
     assert_eq!(last["permission_denials"], json!([]), "{last:#}");
@@ -361,6 +370,21 @@ fn investigate_through_mcp(backend: &[&str]) {
         .filter(|b| b["type"] == "tool_result" && b["is_error"] == true)
         .collect();
     assert!(refused.is_empty(), "refused tool calls: {refused:#?}");
+}
+
+/// The real `claude` against the replay script: every step is an MCP tool call except the
+/// proposal's Write.
+fn investigate_through_mcp(backend: &[&str]) {
+    let (_tmp, _run, events) = investigate_with_claude(
+        |dir, run| {
+            let script_path = dir.join("script.json");
+            std::fs::write(&script_path, script(run).to_string()).unwrap();
+            vec!["--script".into(), script_path.display().to_string()]
+        },
+        &["--tools", "mcp"],
+        backend,
+    );
+    assert_clean_session(&events);
 }
 
 #[test]
@@ -381,47 +405,14 @@ fn claude_runs_a_case_through_mcp_tools_under_bubblewrap() {
 //
 // The simulated-client tests of the same plan are unit tests: src/replay/sim_mcp.rs.
 
-/// `case investigate --driver claude-code` with the default tools (MCP) and the real
-/// `claude` against `replay-model --policy heuristic`.
+/// The real `claude` with the default tools (MCP) against `replay-model --policy heuristic`.
 fn investigate_heuristic_through_mcp(backend: &[&str]) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let run = std::fs::canonicalize(open_case(dir)).unwrap();
-    let server = Server::start(&["--policy", "heuristic"]);
-    let out = Command::new(BIN)
-        .args(["case", "investigate"])
-        .arg(&run)
-        .args(["--driver", "claude-code"])
-        .args(["--max-turns", "30", "--timeout", "300", "--json"])
-        .args(backend)
-        .current_dir(dir)
-        .env("ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", "sk-replay-not-a-key")
-        .output()
-        .unwrap();
-    let exec = std::fs::read_to_string(run.join("execution.json")).unwrap_or_default();
-    assert!(
-        out.status.success(),
-        "investigate exited {:?}: {}\n{exec}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
+    let (_tmp, _run, events) = investigate_with_claude(
+        |_, _| vec!["--policy".into(), "heuristic".into()],
+        &[],
+        backend,
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["status"], "proposal_generated", "{report:#}\n{exec}");
-    assert_eq!(report["state"], "finalized");
-    assert_eq!(result_of(&run)["patch"]["unit"], "s");
-    let exec: Value = serde_json::from_str(&exec).unwrap();
-    let events: Vec<Value> = exec["record"]["lines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|l| serde_json::from_str(l["text"].as_str()?).ok())
-        .collect();
-    let init = events.iter().find(|e| e["subtype"] == "init").unwrap();
-    assert!(
-        !init["tools"].as_array().unwrap().contains(&json!("Bash")),
-        "{init:#}"
-    );
+    assert_clean_session(&events);
     let used: Vec<&str> = events
         .iter()
         .flat_map(|e| e["message"]["content"].as_array().into_iter().flatten())
@@ -440,15 +431,6 @@ fn investigate_heuristic_through_mcp(backend: &[&str]) {
     ] {
         assert!(used.contains(&tool), "{tool} not used: {used:?}");
     }
-    let last = events.iter().rev().find(|e| e["type"] == "result").unwrap();
-    assert_eq!(last["subtype"], "success", "{last:#}");
-    assert_eq!(last["permission_denials"], json!([]), "{last:#}");
-    let refused: Vec<&Value> = events
-        .iter()
-        .flat_map(|e| e["message"]["content"].as_array().into_iter().flatten())
-        .filter(|b| b["type"] == "tool_result" && b["is_error"] == true)
-        .collect();
-    assert!(refused.is_empty(), "refused tool calls: {refused:#?}");
 }
 
 #[test]
