@@ -343,18 +343,7 @@ fn unverified_review() -> Result<(), Failed> {
     .run(&opened.run_dir)
     .map_err(f)?;
     let doc = close_plain(&opened.run_dir)?;
-    ensure!(
-        doc.tier == Some(Tier::Review),
-        "unverified-only grounding closed as {:?} ({:?})",
-        doc.tier,
-        doc.reasons
-    );
-    ensure!(
-        doc.reasons.iter().any(|r| r.contains("unverified")),
-        "reasons: {:?}",
-        doc.reasons
-    );
-    Ok(())
+    routed_to_review(&doc, "unverified-only grounding", "unverified")
 }
 
 fn safety_review() -> Result<(), Failed> {
@@ -367,17 +356,7 @@ fn safety_review() -> Result<(), Failed> {
         json!("pii"),
     )?;
     let doc = close_plain(&run)?;
-    ensure!(
-        doc.tier == Some(Tier::Review),
-        "sensitivity closed as {:?}",
-        doc.tier
-    );
-    ensure!(
-        doc.reasons.iter().any(|r| r.contains("safety")),
-        "reasons: {:?}",
-        doc.reasons
-    );
-    Ok(())
+    routed_to_review(&doc, "sensitivity", "safety")
 }
 
 fn overwrite_review() -> Result<(), Failed> {
@@ -394,17 +373,7 @@ fn overwrite_review() -> Result<(), Failed> {
         json!("s"),
     )?;
     let doc = close_plain(&run)?;
-    ensure!(
-        doc.tier == Some(Tier::Review),
-        "overwrite closed as {:?}",
-        doc.tier
-    );
-    ensure!(
-        doc.reasons.iter().any(|r| r.contains("overwrites")),
-        "reasons: {:?}",
-        doc.reasons
-    );
-    Ok(())
+    routed_to_review(&doc, "overwrite", "overwrites")
 }
 
 fn escalations() -> Result<(), Failed> {
@@ -570,6 +539,22 @@ fn scripted_driver() -> Result<(), Failed> {
             .as_str()
             .is_some_and(|e| e.contains("/etc/passwd")),
         "execution error: {exec}"
+    );
+    Ok(())
+}
+
+/// `doc` reconciled to review, with a reason mentioning `reason`.
+fn routed_to_review(doc: &CloseDoc, what: &str, reason: &str) -> Result<(), Failed> {
+    ensure!(
+        doc.tier == Some(Tier::Review),
+        "{what} closed as {:?} ({:?})",
+        doc.tier,
+        doc.reasons
+    );
+    ensure!(
+        doc.reasons.iter().any(|r| r.contains(reason)),
+        "reasons: {:?}",
+        doc.reasons
     );
     Ok(())
 }

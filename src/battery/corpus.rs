@@ -298,47 +298,56 @@ fn read_doc<T: serde::de::DeserializeOwned>(file: &Path, format: &str) -> Result
     crate::json_path::deserialize(value).map_err(|e| bad(format!("at `{}`: {}", e.path, e.message)))
 }
 
-/// Reads every `scenarios/<class>/<name>/scenario.json` under `dir`.
-pub fn load_scenarios(dir: &Path) -> (Vec<Scenario>, Vec<Problem>) {
-    let mut scenarios = Vec::new();
-    let mut problems = Vec::new();
+/// Every `(class directory, entry)` under `dir`, two levels down: the entries are
+/// directories (`dirs`) or files. An unreadable level is a problem naming it.
+fn per_class(
+    dir: &Path,
+    what: &str,
+    dirs: bool,
+    problems: &mut Vec<Problem>,
+) -> Vec<(PathBuf, PathBuf)> {
     let classes = match entries(dir, true) {
         Ok(c) => c,
         Err(e) => {
             problems.push(Problem::new(
                 dir,
                 "unreadable",
-                format!("cannot read the scenarios directory: {e}"),
+                format!("cannot read the {what} directory: {e}"),
             ));
-            return (scenarios, problems);
+            return vec![];
         }
     };
+    let mut out = Vec::new();
     for class_dir in classes {
-        let names = match entries(&class_dir, true) {
-            Ok(n) => n,
-            Err(e) => {
-                problems.push(Problem::new(&class_dir, "unreadable", e.to_string()));
-                continue;
-            }
-        };
-        for scenario_dir in names {
-            let file = scenario_dir.join(SCENARIO_JSON);
-            if !file.is_file() {
-                problems.push(Problem::new(
-                    &file,
-                    "missing_file",
-                    "the scenario directory has no scenario.json",
-                ));
-                continue;
-            }
-            match read_doc::<ScenarioDoc>(&file, SCENARIO_FORMAT) {
-                Ok(doc) => scenarios.push(Scenario {
-                    dir_id: format!("{}/{}", name_of(&class_dir), name_of(&scenario_dir)),
-                    dir: scenario_dir,
-                    doc,
-                }),
-                Err(p) => problems.push(p),
-            }
+        match entries(&class_dir, dirs) {
+            Ok(items) => out.extend(items.into_iter().map(|i| (class_dir.clone(), i))),
+            Err(e) => problems.push(Problem::new(&class_dir, "unreadable", e.to_string())),
+        }
+    }
+    out
+}
+
+/// Reads every `scenarios/<class>/<name>/scenario.json` under `dir`.
+pub fn load_scenarios(dir: &Path) -> (Vec<Scenario>, Vec<Problem>) {
+    let mut scenarios = Vec::new();
+    let mut problems = Vec::new();
+    for (class_dir, scenario_dir) in per_class(dir, "scenarios", true, &mut problems) {
+        let file = scenario_dir.join(SCENARIO_JSON);
+        if !file.is_file() {
+            problems.push(Problem::new(
+                &file,
+                "missing_file",
+                "the scenario directory has no scenario.json",
+            ));
+            continue;
+        }
+        match read_doc::<ScenarioDoc>(&file, SCENARIO_FORMAT) {
+            Ok(doc) => scenarios.push(Scenario {
+                dir_id: format!("{}/{}", name_of(&class_dir), name_of(&scenario_dir)),
+                dir: scenario_dir,
+                doc,
+            }),
+            Err(p) => problems.push(p),
         }
     }
     (scenarios, problems)
@@ -348,43 +357,23 @@ pub fn load_scenarios(dir: &Path) -> (Vec<Scenario>, Vec<Problem>) {
 pub fn load_labels(dir: &Path) -> (Vec<Label>, Vec<Problem>) {
     let mut labels = Vec::new();
     let mut problems = Vec::new();
-    let classes = match entries(dir, true) {
-        Ok(c) => c,
-        Err(e) => {
+    for (class_dir, file) in per_class(dir, "labels", false, &mut problems) {
+        let Some(stem) = name_of(&file).strip_suffix(".json").map(str::to_string) else {
+            // Never a silent skip: a stray file in the answer key is reported.
             problems.push(Problem::new(
-                dir,
-                "unreadable",
-                format!("cannot read the labels directory: {e}"),
+                &file,
+                "unexpected_file",
+                "the labels directory holds only `<class>/<name>.json` files",
             ));
-            return (labels, problems);
-        }
-    };
-    for class_dir in classes {
-        let files = match entries(&class_dir, false) {
-            Ok(f) => f,
-            Err(e) => {
-                problems.push(Problem::new(&class_dir, "unreadable", e.to_string()));
-                continue;
-            }
+            continue;
         };
-        for file in files {
-            let Some(stem) = name_of(&file).strip_suffix(".json").map(str::to_string) else {
-                // Never a silent skip: a stray file in the answer key is reported.
-                problems.push(Problem::new(
-                    &file,
-                    "unexpected_file",
-                    "the labels directory holds only `<class>/<name>.json` files",
-                ));
-                continue;
-            };
-            match read_doc::<LabelDoc>(&file, LABEL_FORMAT) {
-                Ok(doc) => labels.push(Label {
-                    file_id: format!("{}/{stem}", name_of(&class_dir)),
-                    file,
-                    doc,
-                }),
-                Err(p) => problems.push(p),
-            }
+        match read_doc::<LabelDoc>(&file, LABEL_FORMAT) {
+            Ok(doc) => labels.push(Label {
+                file_id: format!("{}/{stem}", name_of(&class_dir)),
+                file,
+                doc,
+            }),
+            Err(p) => problems.push(p),
         }
     }
     (labels, problems)

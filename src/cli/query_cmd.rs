@@ -112,22 +112,10 @@ fn print_plain(doc: &ResultDoc) {
                 }
             }
             OperationResult::FindText(x) => {
-                println!(
-                    "{} source.find_text: {} of {} line(s)",
-                    r.request_id, x.page.returned, x.page.total
-                );
-                for m in &x.matches {
-                    println!("  {}:{}: {}", m.path, m.line, m.text);
-                }
+                print_lines(&r.request_id, "source.find_text", &x.page, &x.matches)
             }
             OperationResult::FindSymbol(x) => {
-                println!(
-                    "{} source.find_symbol: {} of {} line(s)",
-                    r.request_id, x.page.returned, x.page.total
-                );
-                for m in &x.matches {
-                    println!("  {}:{}: {}", m.path, m.line, m.text);
-                }
+                print_lines(&r.request_id, "source.find_symbol", &x.page, &x.matches)
             }
             OperationResult::ReadContext(x) => {
                 println!(
@@ -197,5 +185,13 @@ fn page_of(r: &OperationResult) -> Option<tools::PageInfo> {
         OperationResult::Lookup(x) => Some(x.page),
         OperationResult::FindReferences(x) => Some(x.page),
         _ => None,
+    }
+}
+
+/// One page of line matches, as `find_text` and `find_symbol` both return.
+fn print_lines(id: &str, op: &str, page: &tools::PageInfo, matches: &[tools::LineMatch]) {
+    println!("{id} {op}: {} of {} line(s)", page.returned, page.total);
+    for m in matches {
+        println!("  {}:{}: {}", m.path, m.line, m.text);
     }
 }
