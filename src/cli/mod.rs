@@ -46,7 +46,7 @@ pub enum Command {
     /// Run scripted cases end to end on the bundled payments example: open, investigate
     /// through the rails, validate, finalize, close, and apply what is auto-approved.
     Demo(detect_cmd::DemoArgs),
-    /// Open, inspect and verify case runs.
+    /// Cases: open runs, call the rails, investigate with an agent, query, close.
     #[command(subcommand)]
     Case(Box<case_cmd::CaseCommand>),
     /// Serve the Anthropic Messages API on loopback, played by a script or a deterministic
