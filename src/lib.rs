@@ -15,8 +15,11 @@
 //! * [`demo`] — scripted cases end to end on the bundled example.
 //! * [`battery`] — the scenario corpus and its labels: strict formats, `scenarios check`,
 //!   and the labels seal.
+//! * [`investigator`] — in-process, non-LLM investigators over the tool router and the
+//!   rails: the heuristic investigation (one plan, in process or through [`replay`]) and
+//!   the AIR-only baseline.
 //! * [`replay`] — `replay-model`: the Anthropic Messages API on loopback, played by a
-//!   script or a deterministic investigation policy, so the real `claude` runs without a model.
+//!   script or the heuristic investigation, so the real `claude` runs without a model.
 //! * [`mcp`] — `mcp serve`: the case rails as MCP tools over stdio, relayed out of a sandbox.
 //! * [`tools`] — the read-only investigation tool router: strict query batches over the
 //!   inspect scopes and JSON table snapshots.
@@ -33,6 +36,7 @@ pub mod demo;
 pub mod driver;
 pub mod exit;
 pub mod fsio;
+pub mod investigator;
 pub mod json_path;
 pub mod mcp;
 pub mod reconcile;

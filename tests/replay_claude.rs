@@ -356,6 +356,29 @@ fn a_refused_rail_is_declined_honestly_not_retried() {
     assert_eq!(claims, 1, "the refused rail is not retried");
 }
 
+#[test]
+fn sources_that_disagree_are_both_claimed_and_finalized_conflicted_through_bash() {
+    let tmp = tempfile::tempdir().unwrap();
+    anvil_bench::demo::write_example(tmp.path()).unwrap();
+    // The test now says milliseconds where the implementation says seconds.
+    std::fs::write(
+        tmp.path().join("repo/tests/test_capture.py"),
+        "def test_capture_timeout_is_milliseconds():\n    request = CreatePayment(amount=1000, currency=\"EUR\", capture_timeout=45000)\n    assert capture_window(request) == timedelta(milliseconds=45000)\n",
+    )
+    .unwrap();
+    let run = open_case(
+        tmp.path(),
+        "annotate-unit",
+        "op.create_payment.input.body.capture_timeout",
+    );
+    let prompt = std::fs::read_to_string(run.join("CASE.md")).unwrap();
+    simulate(&run, &prompt, None);
+    let result = result_of(&run);
+    assert_eq!(result["status"], "conflicted", "{result:#}");
+    assert_eq!(result["claims"].as_array().unwrap().len(), 2, "{result:#}");
+    assert!(!run.join("output/proposal.json").exists());
+}
+
 fn http(url: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     let addr = url.strip_prefix("http://").unwrap();
     let mut s = TcpStream::connect(addr).unwrap();

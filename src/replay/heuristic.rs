@@ -1,12 +1,10 @@
-//! `--policy heuristic`: a deterministic investigation played through the client's tools.
+//! `--policy heuristic`: the investigation of [`crate::investigator::plan`] played through
+//! the client's tools.
 //!
-//! From the case brief in the prompt it searches the repository for the target's name,
-//! reads the best hits, infers a value with [`super::rules`], and calls the rails —
-//! add-evidence, add-claim, freeze-research — then writes output/proposal.json (`Write`),
-//! validates and finalizes. When nothing supports a value, or a rail refuses, it finalizes
-//! with an honest decline instead. It plays whichever tools the request offers (see
-//! [`super::kit`]): the `anvil` MCP server's tools (`mcp__anvil__*`) when they are there,
-//! else grep and `anvil-bench case …` through `Bash`.
+//! From the case brief in the prompt it makes each move of the plan as tool calls: it
+//! plays whichever tools the request offers (see [`super::kit`]) — the `anvil` MCP
+//! server's tools (`mcp__anvil__*`) when they are there, else grep and `anvil-bench case …`
+//! through `Bash` — and writes output/proposal.json with `Write`.
 //!
 //! Invariant: stateless. Every request replays the plan from the start against the tool
 //! results already in the conversation (the i-th action of the plan is the i-th tool call),
@@ -16,17 +14,10 @@
 use serde_json::{Value, json};
 
 use super::api::{Block, Conversation, ToolCall, ToolResult, Turn};
-use super::brief::Brief;
 use super::kit::Kit;
-use super::rules::{self, Field, Region, Verdict};
-
-/// At most this many searches before giving up.
-const MAX_SEARCHES: usize = 3;
-/// At most this many regions read.
-const MAX_READS: usize = 3;
-/// Lines of context read around a cluster of hits, and the longest region read.
-const CONTEXT: u32 = 3;
-const MAX_REGION: u32 = 40;
+use crate::case::finalize::Status;
+use crate::investigator::brief::Brief;
+use crate::investigator::plan::{self, Found, Frozen, Hands, Lines, Move, Window};
 
 /// The next turn of the heuristic investigation for `conv`.
 pub fn answer(conv: &Conversation) -> Turn {
@@ -35,20 +26,21 @@ pub fn answer(conv: &Conversation) -> Turn {
             "I found no anvil-bench case brief (CASE.md) in the prompt, so there is nothing to investigate.",
         );
     };
-    let mut plan = Plan {
+    let mut replay = Replay {
         calls: &conv.tool_calls,
         next: 0,
         conv,
         kit: Kit::of(conv),
     };
-    match investigate(&brief, &mut plan) {
-        Ok(turn) | Err(turn) => turn,
+    match plan::investigate(&brief, &mut replay) {
+        Ok(outcome) => Turn::text(outcome.message),
+        Err(turn) => turn,
     }
 }
 
 /// A cursor over the conversation's tool calls. `step` either returns the results of the
 /// actions already taken, or `Err(turn)`: the turn that takes them now.
-struct Plan<'a> {
+struct Replay<'a> {
     calls: &'a [ToolCall],
     next: usize,
     conv: &'a Conversation,
@@ -62,7 +54,7 @@ pub struct Action {
     pub input: Value,
 }
 
-impl Plan<'_> {
+impl Replay<'_> {
     fn step(&mut self, say: &str, actions: Vec<Action>) -> Result<Vec<ToolResult>, Turn> {
         let n = actions.len();
         if self.next + n > self.calls.len() {
@@ -91,277 +83,97 @@ impl Plan<'_> {
     }
 }
 
-/// A search hit: repository-relative path and 1-based line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
-    pub path: String,
-    pub line: u32,
-}
+impl Hands for Replay<'_> {
+    type Stop = Turn;
 
-/// A region to read: path, first and last line, strength, hit count.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Window {
-    pub path: String,
-    pub start: u32,
-    pub end: u32,
-    pub strength: f64,
-    pub prose: bool,
-    pub hits: usize,
-}
+    fn search(&mut self, brief: &Brief, needles: &[String]) -> Result<Found, Turn> {
+        let say = format!("Searching the repository for {}.", needles.join(" / "));
+        let results = self.step(&say, self.kit.search(brief, needles))?;
+        Ok(self.kit.found(brief, &results))
+    }
 
-/// Groups hits into windows (hits at most 2·CONTEXT apart share one), admissible paths
-/// only, strongest kind and most hits first.
-fn windows(brief: &Brief, hits: &[Hit]) -> Vec<Window> {
-    let mut out: Vec<Window> = Vec::new();
-    for hit in hits {
-        let Some((kind, strength)) = brief.classify(&hit.path) else {
-            continue;
+    fn read(&mut self, brief: &Brief, windows: &[Window]) -> Result<Vec<Option<Lines>>, Turn> {
+        let kit = self.kit;
+        let reads = windows.iter().map(|w| kit.read(brief, w)).collect();
+        let say = format!("Reading the {} best regions.", windows.len());
+        let texts = self.step(&say, reads)?;
+        Ok(windows
+            .iter()
+            .zip(&texts)
+            .map(|(w, r)| (!r.is_error).then(|| kit.lines(r, w)))
+            .collect())
+    }
+
+    fn add_evidence(&mut self, path: &str, start: u32, end: u32, n: usize) -> Move<String, Turn> {
+        let say = format!("Citing {path} lines {start}-{end}.");
+        let r = self.one(&say, self.kit.add_evidence(path, start, end, n))?;
+        Ok(self.kit.id(&r, "ev-").ok_or_else(|| self.kit.summary(&r)))
+    }
+
+    fn add_claim(
+        &mut self,
+        predicate: &str,
+        value: &Value,
+        artifacts: &[String],
+        n: usize,
+    ) -> Move<String, Turn> {
+        let say = format!("Claiming {predicate} = {value}.");
+        let r = self.one(&say, self.kit.add_claim(predicate, value, artifacts, n))?;
+        Ok(self.kit.id(&r, "cl-").ok_or_else(|| self.kit.summary(&r)))
+    }
+
+    fn freeze(&mut self) -> Move<Frozen, Turn> {
+        let r = self.one("Freezing the research.", self.kit.freeze())?;
+        Ok(self.kit.frozen(&r))
+    }
+
+    fn write_proposal(&mut self, text: &str) -> Move<(), Turn> {
+        let kit = self.kit;
+        let write_to = |cwd: String| Action {
+            name: "Write".into(),
+            input: json!({"file_path": format!("{cwd}/output/proposal.json"), "content": text}),
         };
-        let start = hit.line.saturating_sub(CONTEXT).max(1);
-        match out.last_mut() {
-            Some(w)
-                if w.path == hit.path
-                    && start <= w.end + CONTEXT
-                    && hit.line + CONTEXT - w.start < MAX_REGION =>
-            {
-                w.end = hit.line + CONTEXT;
-                w.hits += 1;
+        let write = match (self.conv.offers("Write"), working_directory(self.conv)) {
+            (true, Some(cwd)) => Some(write_to(cwd)),
+            (true, None) => {
+                // The client did not say where it runs: ask once, then write.
+                let r = self.one("Finding the run directory.", kit.locate())?;
+                kit.located(&r).map(write_to)
             }
-            _ => out.push(Window {
-                path: hit.path.clone(),
-                start,
-                end: hit.line + CONTEXT,
-                strength,
-                prose: kind == "doc",
-                hits: 1,
-            }),
-        }
-    }
-    out.sort_by(|a, b| {
-        b.strength
-            .total_cmp(&a.strength)
-            .then(b.hits.cmp(&a.hits))
-            .then(a.path.cmp(&b.path))
-            .then(a.start.cmp(&b.start))
-    });
-    out.truncate(MAX_READS);
-    out
-}
-
-/// Finalizes with a decline and ends the conversation.
-fn decline(plan: &mut Plan, status: &str, reason: &str) -> Result<Turn, Turn> {
-    let kit = plan.kit;
-    let r = plan.one(
-        &format!("Declining: {reason}"),
-        kit.finalize(Some((status, reason))),
-    )?;
-    Ok(Turn::text(if r.is_error {
-        format!(
-            "I could not record the outcome ({}). My conclusion: {status} — {reason}",
-            kit.summary(&r)
-        )
-    } else {
-        format!("Finalized as {}: {reason}", kit.summary(&r))
-    }))
-}
-
-fn investigate(brief: &Brief, plan: &mut Plan) -> Result<Turn, Turn> {
-    let kit = plan.kit;
-    let Some(field) = Field::parse(&brief.field) else {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            &format!("no rule infers `{}`", brief.field),
-        );
-    };
-
-    // Search: the target's name and its twin spelling, then the more specific search terms.
-    let name = brief.name().to_string();
-    let mut searches: Vec<Vec<String>> = vec![rules::name_variants(&name)];
-    for term in &brief.search_terms {
-        let specific = term.chars().any(|c| !c.is_alphanumeric());
-        if specific && !searches.iter().any(|s| s.contains(term)) {
-            searches.push(vec![term.clone()]);
-        }
-    }
-    let mut found = None;
-    for needles in searches.iter().take(MAX_SEARCHES) {
-        let results = plan.step(
-            &format!("Searching the repository for {}.", needles.join(" / ")),
-            kit.search(brief, needles),
-        )?;
-        let f = kit.found(brief, &results);
-        if let Some(why) = f.failed {
-            return decline(
-                plan,
-                "insufficient_evidence",
-                &format!("the repository search failed: {why}"),
-            );
-        }
-        if !f.hits.is_empty() {
-            found = Some((needles.clone(), f));
-            break;
-        }
-    }
-    let Some((needles, found)) = found else {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            &format!("no file in the repository mentions `{name}`"),
-        );
-    };
-    let mut windows = windows(brief, &found.hits);
-    if windows.is_empty() {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            &format!("every mention of `{name}` lies outside the inspect scopes"),
-        );
-    }
-    // A read past a file's end is refused where the search said how long the file is.
-    for w in &mut windows {
-        if let Some((_, n)) = found.lengths.iter().find(|(p, _)| *p == w.path) {
-            w.end = w.end.min(*n).max(w.start);
-        }
-    }
-
-    // Read the best hits.
-    let reads = windows.iter().map(|w| kit.read(brief, w)).collect();
-    let texts = plan.step(
-        &format!("Reading the {} best regions.", windows.len()),
-        reads,
-    )?;
-    let regions: Vec<Region> = windows
-        .iter()
-        .zip(&texts)
-        .filter(|(_, r)| !r.is_error)
-        .map(|(w, r)| Region {
-            path: w.path.clone(),
-            strength: w.strength,
-            prose: w.prose,
-            lines: kit.lines(r, w),
+            (false, _) => None,
+        };
+        let Some(write) = write.or_else(|| kit.write_without_write_tool(text)) else {
+            return Ok(Err(
+                "no tool here can write output/proposal.json in the run directory".into(),
+            ));
+        };
+        let r = self.one("Writing output/proposal.json.", write)?;
+        Ok(if r.is_error {
+            Err(kit.summary(&r))
+        } else {
+            Ok(())
         })
-        .collect();
-    let (value, support, rationale) = match rules::infer(field, &needles, &brief.allowed, &regions)
-    {
-        Verdict::Found {
-            value,
-            support,
-            rationale,
-        } => (value, support, rationale),
-        Verdict::Conflict { values } => {
-            let list: Vec<String> = values.iter().map(Value::to_string).collect();
-            return decline(
-                plan,
-                "conflicted",
-                &format!("the sources support both {}", list.join(" and ")),
-            );
-        }
-        Verdict::Nothing => {
-            return decline(
-                plan,
-                "insufficient_evidence",
-                &format!("no line near `{name}` states its {}", brief.field),
-            );
-        }
-    };
-
-    // Evidence, one rail call per region.
-    let mut artifacts = Vec::new();
-    for (i, s) in support.iter().enumerate() {
-        let r = plan.one(
-            &format!("Citing {} lines {}-{}.", s.path, s.start, s.end),
-            kit.add_evidence(&s.path, s.start, s.end, i + 1),
-        )?;
-        match kit.id(&r, "ev-") {
-            Some(id) => artifacts.push(id),
-            None => {
-                return decline(
-                    plan,
-                    "insufficient_evidence",
-                    &format!("add-evidence failed: {}", kit.summary(&r)),
-                );
-            }
-        }
     }
 
-    // The claim, then freeze.
-    let r = plan.one(
-        &format!("Claiming {} = {value}.", brief.predicate),
-        kit.add_claim(&brief.predicate, &value, &artifacts),
-    )?;
-    let Some(claim) = kit.id(&r, "cl-") else {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            &format!("add-claim failed: {}", kit.summary(&r)),
-        );
-    };
-    let r = plan.one("Freezing the research.", kit.freeze())?;
-    if let Err(why) = kit.accepted(&r, &claim) {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            &format!("stage 1 did not accept the claim: {why}"),
-        );
+    fn validate(&mut self) -> Move<(), Turn> {
+        let r = self.one("Validating the proposal.", self.kit.validate())?;
+        Ok(self.kit.validated(&r))
     }
 
-    // The proposal.
-    let proposal = proposal(brief, &value, &claim, &rationale);
-    let text = format!(
-        "{}\n",
-        serde_json::to_string_pretty(&proposal).unwrap_or_default()
-    );
-    let write_to = |cwd: String| Action {
-        name: "Write".into(),
-        input: json!({"file_path": format!("{cwd}/output/proposal.json"), "content": text}),
-    };
-    let write = match (plan.conv.offers("Write"), working_directory(plan.conv)) {
-        (true, Some(cwd)) => Some(write_to(cwd)),
-        (true, None) => {
-            // The client did not say where it runs: ask once, then write.
-            let r = plan.one("Finding the run directory.", kit.locate())?;
-            kit.located(&r).map(write_to)
-        }
-        (false, _) => None,
-    };
-    let Some(write) = write.or_else(|| kit.write_without_write_tool(&text)) else {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            "no tool here can write output/proposal.json in the run directory",
-        );
-    };
-    let r = plan.one("Writing output/proposal.json.", write)?;
-    if r.is_error {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            &format!("could not write the proposal: {}", kit.summary(&r)),
-        );
+    fn finalize(&mut self, named: Option<(Status, &str)>) -> Move<String, Turn> {
+        let say = match named {
+            None => "Finalizing.".to_string(),
+            Some((Status::Supported, reason)) => format!("Finalizing as supported: {reason}"),
+            Some((_, reason)) => format!("Declining: {reason}"),
+        };
+        let action = self.kit.finalize(named.map(|(s, r)| (s.as_str(), r)));
+        let r = self.one(&say, action)?;
+        Ok(if r.is_error {
+            Err(self.kit.summary(&r))
+        } else {
+            Ok(self.kit.summary(&r))
+        })
     }
-
-    let r = plan.one("Validating the proposal.", kit.validate())?;
-    if let Err(why) = kit.validated(&r) {
-        return decline(
-            plan,
-            "insufficient_evidence",
-            &format!("validation rejected the proposal: {why}"),
-        );
-    }
-    let r = plan.one("Finalizing.", kit.finalize(None))?;
-    Ok(Turn::text(if r.is_error {
-        format!(
-            "Finalize refused: {}. The proposal stays unfinalized.",
-            kit.summary(&r)
-        )
-    } else {
-        format!(
-            "Finalized: {} — {} = {value}. {rationale}",
-            kit.summary(&r),
-            brief.field
-        )
-    }))
 }
 
 /// Where the client runs, as its environment block says.
@@ -371,23 +183,6 @@ fn working_directory(conv: &Conversation) -> Option<String> {
         let dir = rest.split_whitespace().next()?;
         dir.starts_with('/').then(|| dir.to_string())
     })
-}
-
-/// The brief's skeleton with the value, grounding and rationale filled in.
-fn proposal(brief: &Brief, value: &Value, claim: &str, rationale: &str) -> Value {
-    let mut p = brief.skeleton.clone().unwrap_or_else(|| {
-        json!({"format": "anvil-proposal", "formatVersion": 1, "skill": brief.skill,
-               "target": brief.target, "patch": {"target": brief.target, "set": {}}, "grounding": {}})
-    });
-    p["patch"]["set"] = json!({ brief.field.as_str(): value });
-    p["grounding"] = json!({ brief.field.as_str(): [claim] });
-    p["confidence"] = json!(0.8);
-    p["rationale"] = json!(if rationale.is_empty() {
-        "the cited claim states the value"
-    } else {
-        rationale
-    });
-    p
 }
 
 #[cfg(test)]

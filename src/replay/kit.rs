@@ -3,7 +3,8 @@
 //! tools (`mcp__anvil__*`, see [`super::kit_mcp`]) when the request offers them.
 //!
 //! Each move is a pair: the action that asks for it, and the reading of its result. The
-//! plan in [`super::heuristic`] never looks at a tool's name or output format itself.
+//! plan (`crate::investigator::plan`, through [`super::heuristic`]) never looks at a tool's
+//! name or output format itself.
 //!
 //! Invariant: the kit is a pure function of the request's tool list, so every request of a
 //! conversation replays the plan through the same kit.
@@ -11,9 +12,10 @@
 use serde_json::{Value, json};
 
 use super::api::{Conversation, ToolResult};
-use super::brief::Brief;
-use super::heuristic::{Action, Hit, Window};
+use super::heuristic::Action;
 use super::kit_mcp;
+use crate::investigator::brief::Brief;
+use crate::investigator::plan::{Found, Frozen, Hit, Window};
 
 /// How the rails and the repository are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,16 +24,6 @@ pub enum Kit {
     Bash { read: bool },
     /// The `anvil` MCP server's tools.
     Mcp,
-}
-
-/// What a search found: hits in path and line order, and the length in lines of every
-/// file the search checked (where the tool says).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Found {
-    pub hits: Vec<Hit>,
-    pub lengths: Vec<(String, u32)>,
-    /// Every search call failed: why (the first failure).
-    pub failed: Option<String>,
 }
 
 impl Kit {
@@ -115,7 +107,14 @@ impl Kit {
         }
     }
 
-    pub fn add_claim(self, predicate: &str, value: &Value, artifacts: &[String]) -> Action {
+    /// Claims `value`; `n` numbers the claim within the run.
+    pub fn add_claim(
+        self,
+        predicate: &str,
+        value: &Value,
+        artifacts: &[String],
+        n: usize,
+    ) -> Action {
         match self {
             Kit::Bash { .. } => {
                 let artifact_args: String = artifacts
@@ -131,7 +130,7 @@ impl Kit {
                     "Record the claim",
                 )
             }
-            Kit::Mcp => kit_mcp::add_claim(predicate, value, artifacts),
+            Kit::Mcp => kit_mcp::add_claim(predicate, value, artifacts, n),
         }
     }
 
@@ -150,14 +149,12 @@ impl Kit {
         }
     }
 
-    /// `Err(why)` unless stage 1 accepted `claim`.
-    pub fn accepted(self, r: &ToolResult, claim: &str) -> Result<(), String> {
+    /// What stage 1 recorded, or why freezing failed.
+    pub fn frozen(self, r: &ToolResult) -> Result<Frozen, String> {
         match self {
-            Kit::Bash { .. } if r.is_error || r.text.contains(&format!("rejected {claim}")) => {
-                Err(first_line(&r.text))
-            }
-            Kit::Bash { .. } => Ok(()),
-            Kit::Mcp => kit_mcp::accepted(r, claim),
+            Kit::Bash { .. } if r.is_error => Err(first_line(&r.text)),
+            Kit::Bash { .. } => Ok(frozen_text(&r.text)),
+            Kit::Mcp => kit_mcp::frozen(r),
         }
     }
 
@@ -265,6 +262,26 @@ pub fn first_line(text: &str) -> String {
     line.chars().take(300).collect()
 }
 
+/// `case freeze-research`'s text: a `research frozen: … N conflict(s)` line, and one
+/// `rejected <id>: <reasons>` line per rejected claim.
+fn frozen_text(text: &str) -> Frozen {
+    let mut frozen = Frozen::default();
+    for line in text.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("research frozen:") {
+            frozen.conflicts = rest
+                .split(',')
+                .find_map(|part| part.trim().strip_suffix(" conflict(s)")?.parse().ok())
+                .unwrap_or(0);
+        } else if let Some((id, why)) = line
+            .strip_prefix("rejected ")
+            .and_then(|rest| rest.split_once(": "))
+        {
+            frozen.rejected.push((id.to_string(), why.to_string()));
+        }
+    }
+    frozen
+}
+
 fn parse_grep(text: &str, repo: &str) -> Vec<Hit> {
     let prefix = format!("{}/", repo.trim_end_matches('/'));
     text.lines()
@@ -354,6 +371,7 @@ mod tests {
             path: "a".into(),
             start: 2,
             end: 3,
+            kind: "implementation".into(),
             strength: 0.9,
             prose: false,
             hits: 1,
@@ -366,6 +384,22 @@ mod tests {
         // Regression: Claude Code's Read shows an empty line after the final newline; it
         // must not widen a citation past the end of the file.
         assert_eq!(numbered_lines("2\tx\n3\t", &w), [(2, "x".to_string())]);
+    }
+
+    #[test]
+    fn the_freeze_text_says_what_stage_1_recorded() {
+        let text = "research frozen: 1 claim(s) accepted, 1 rejected, 1 conflict(s)\n  rejected cl-2: too weak; no\n  field.unit = \"s\" (strength 0.9, verified 0.9)";
+        assert_eq!(
+            frozen_text(text),
+            Frozen {
+                rejected: vec![("cl-2".into(), "too weak; no".into())],
+                conflicts: 1
+            }
+        );
+        assert_eq!(
+            frozen_text("research frozen: 1 claim(s) accepted, 0 rejected, 0 conflict(s)"),
+            Frozen::default()
+        );
     }
 
     #[test]

@@ -13,8 +13,9 @@
 use serde_json::{Value, json};
 
 use super::api::ToolResult;
-use super::heuristic::{Action, Hit, Window};
-use super::kit::{Found, first_line, id_in};
+use super::heuristic::Action;
+use super::kit::{first_line, id_in};
+use crate::investigator::plan::{Found, Frozen, Hit, Window};
 
 /// The MCP server's name as the driver configures it.
 const PREFIX: &str = "mcp__anvil__";
@@ -40,11 +41,13 @@ fn tool(name: &str, input: Value) -> Action {
     }
 }
 
-/// A rail call; every rail but `show` writes and so carries its move's idempotency key.
+/// A rail call; every rail but `show` writes and so carries its move's idempotency key. A
+/// finalize with a named status is keyed by it: a refused `supported` or `conflicted` is
+/// followed by a decline, which must not replay the refusal.
 pub fn rail(name: &str, mut args: Value) -> Action {
     if name != "show" {
-        let key = match args.get("status") {
-            Some(_) => format!("anvil-replay-{name}-declined"),
+        let key = match args.get("status").and_then(Value::as_str) {
+            Some(status) => format!("anvil-replay-{name}-{status}"),
             None => format!("anvil-replay-{name}"),
         };
         args["idempotencyKey"] = json!(key);
@@ -74,11 +77,12 @@ pub fn add_evidence(path: &str, start: u32, end: u32, n: usize) -> Action {
     .keyed(&format!("anvil-replay-add_evidence-{n}"))
 }
 
-pub fn add_claim(predicate: &str, value: &Value, artifacts: &[String]) -> Action {
+pub fn add_claim(predicate: &str, value: &Value, artifacts: &[String], n: usize) -> Action {
     rail(
         "add_claim",
         json!({"predicate": predicate, "value": value, "artifactIds": artifacts, "confidence": 0.8}),
     )
+    .keyed(&format!("anvil-replay-add_claim-{n}"))
 }
 
 impl Action {
@@ -175,29 +179,35 @@ pub fn id(r: &ToolResult, prefix: &str) -> Option<String> {
     }
 }
 
-/// `Err(why)` unless stage 1 accepted `claim`.
-pub fn accepted(r: &ToolResult, claim: &str) -> Result<(), String> {
+/// What stage 1 recorded (the research record), or why freezing failed.
+pub fn frozen(r: &ToolResult) -> Result<Frozen, String> {
     if r.is_error {
         return Err(summary(r));
     }
     let doc = json_of(r).ok_or_else(|| summary(r))?;
-    let verdict = doc["claims"]
+    let rejected = doc["claims"]
         .as_array()
         .into_iter()
         .flatten()
-        .find(|c| c["id"] == claim);
-    match verdict {
-        Some(v) if v["status"] == "rejected" => {
-            let reasons: Vec<&str> = v["reasons"]
+        .filter(|c| c["status"] == "rejected")
+        .map(|c| {
+            let reasons: Vec<&str> = c["reasons"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .filter_map(Value::as_str)
                 .collect();
-            Err(format!("rejected {claim}: {}", reasons.join("; ")))
-        }
-        _ => Ok(()),
-    }
+            (
+                c["id"].as_str().unwrap_or("?").to_string(),
+                reasons.join("; "),
+            )
+        })
+        .collect();
+    let conflicts = doc["conflicts"].as_array().map_or(0, Vec::len);
+    Ok(Frozen {
+        rejected,
+        conflicts,
+    })
 }
 
 /// `Err(why)` unless the validation's verdict is `pass`. A failing validation is a
@@ -294,6 +304,7 @@ mod tests {
             path: "a.py".into(),
             start: 2,
             end: 4,
+            kind: "implementation".into(),
             strength: 0.9,
             prose: false,
             hits: 1,
@@ -315,14 +326,14 @@ mod tests {
         assert_eq!(id(&ev, "cl-"), None);
         assert_eq!(id(&err("rejected_document: ev-1"), "ev-"), None);
 
-        let frozen = ok(json!({"claims": [{"id": "cl-1", "status": "accepted"},
-            {"id": "cl-2", "status": "rejected", "reasons": ["too weak"]}]}));
-        assert_eq!(accepted(&frozen, "cl-1"), Ok(()));
-        assert_eq!(
-            accepted(&frozen, "cl-2"),
-            Err("rejected cl-2: too weak".into())
-        );
-        assert!(accepted(&err("illegal_transition: no"), "cl-1").is_err());
+        let record = ok(json!({"claims": [{"id": "cl-1", "status": "accepted"},
+            {"id": "cl-2", "status": "rejected", "reasons": ["too weak"]}],
+            "conflicts": [{"predicate": "field.unit", "values": []}]}));
+        let f = frozen(&record).unwrap();
+        assert_eq!(f.rejection("cl-1"), None);
+        assert_eq!(f.rejection("cl-2"), Some("too weak"));
+        assert_eq!(f.conflicts, 1);
+        assert!(frozen(&err("illegal_transition: no")).is_err());
 
         let pass =
             ok(json!({"verdict": "pass", "checks": [{"id": "a", "passed": true, "detail": ""}]}));
@@ -355,12 +366,24 @@ mod tests {
             a.input,
             json!({"path": "src/a.py", "startLine": 3, "endLine": 9, "idempotencyKey": "anvil-replay-add_evidence-1"})
         );
-        let c = add_claim("field.unit", &json!("s"), &["ev-1".into()]);
+        let c = add_claim("field.unit", &json!("s"), &["ev-1".into()], 2);
         assert_eq!(c.input["value"], "s");
         assert_eq!(c.input["artifactIds"], json!(["ev-1"]));
-        assert!(c.input["idempotencyKey"].is_string());
+        assert_eq!(c.input["idempotencyKey"], "anvil-replay-add_claim-2");
+        // A refused `conflicted` is followed by an `insufficient_evidence`: keyed apart.
         let d = rail("finalize", json!({"status": "conflicted", "reason": "r"}));
-        assert_eq!(d.input["idempotencyKey"], "anvil-replay-finalize-declined");
+        assert_eq!(
+            d.input["idempotencyKey"],
+            "anvil-replay-finalize-conflicted"
+        );
+        let e = rail(
+            "finalize",
+            json!({"status": "insufficient_evidence", "reason": "r"}),
+        );
+        assert_eq!(
+            e.input["idempotencyKey"],
+            "anvil-replay-finalize-insufficient_evidence"
+        );
         assert_eq!(rail("show", json!({})).input, json!({}));
     }
 }

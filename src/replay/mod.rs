@@ -5,12 +5,11 @@
 //! * [`api`] — the wire: reading a request's conversation, writing a turn as JSON or SSE,
 //!   usage numbers derived from sizes.
 //! * [`script`] — `--script FILE`: scripted turns with tool-result placeholders.
-//! * [`heuristic`] — `--policy heuristic`: search, read, cite, claim, propose, validate,
-//!   finalize — or decline honestly; played through [`kit`]: the client's `Bash`, or the
-//!   `anvil` MCP server's tools ([`kit_mcp`]) when the request offers them.
+//! * [`heuristic`] — `--policy heuristic`: the adapter that plays the investigation of
+//!   [`crate::investigator::plan`] (search, read, cite, claim, propose or prove or record a
+//!   conflict, validate, finalize — or decline honestly) through [`kit`]: the client's
+//!   `Bash`, or the `anvil` MCP server's tools ([`kit_mcp`]) when the request offers them.
 //!   `sim_mcp` (tests only) plays it against a simulated Claude Code with the real MCP server.
-//! * [`brief`] — reading CASE.md from the prompt; [`rules`] — the inference rules, kept
-//!   apart so other investigators can reuse them.
 //!
 //! Endpoints: `POST /v1/messages` (streaming SSE or JSON), `POST /v1/messages/count_tokens`,
 //! `GET`/`HEAD` of anything else (200, for connectivity probes such as `/api/hello`); any
@@ -22,11 +21,9 @@
 //! any number of conversations can share one server.
 
 pub mod api;
-pub mod brief;
 pub mod heuristic;
 pub mod kit;
 pub mod kit_mcp;
-pub mod rules;
 pub mod script;
 #[cfg(test)]
 mod sim_mcp;
@@ -102,13 +99,14 @@ struct Shared {
     player: Player,
     transcript: Option<Mutex<File>>,
     seq: AtomicU64,
+    quiet: bool,
 }
 
 impl Shared {
     fn record(&self, entry: Value) {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let get = |k: &str| entry.get(k).cloned().unwrap_or(Value::Null);
-        eprintln!(
+        let line = format!(
             "replay-model: #{seq} {} {} model={} messages={} -> {}",
             get("method").as_str().unwrap_or(""),
             get("path").as_str().unwrap_or(""),
@@ -116,6 +114,11 @@ impl Shared {
             get("messages"),
             get("outcome").as_str().unwrap_or(""),
         );
+        if self.quiet {
+            tracing::info!(target: "anvil_bench::replay", "{line}");
+        } else {
+            eprintln!("{line}");
+        }
         if let Some(file) = &self.transcript {
             let mut line = json!({"seq": seq});
             if let (Value::Object(dst), Value::Object(src)) = (&mut line, entry) {
@@ -134,6 +137,8 @@ impl Shared {
 pub struct ServeOptions {
     /// Append every request and answer to this JSONL file.
     pub transcript: Option<std::path::PathBuf>,
+    /// Log requests through `tracing` (target `anvil_bench::replay`) instead of stderr.
+    pub quiet: bool,
 }
 
 /// The router, for tests and embedding.
@@ -151,6 +156,7 @@ pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router>
         player,
         transcript,
         seq: AtomicU64::new(0),
+        quiet: options.quiet,
     });
     Ok(Router::new()
         .route("/v1/messages", post(messages))

@@ -342,3 +342,53 @@ fn through_mcp_a_refused_write_is_a_decline_not_a_finalized_proposal() {
         "{result:#}"
     );
 }
+
+#[test]
+fn through_mcp_sources_that_disagree_are_both_claimed_and_finalized_conflicted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_other_case(tmp.path(), "annotate-unit", TARGET, |repo| {
+        std::fs::write(
+            repo.join("tests/test_capture.py"),
+            "def test_capture_timeout_is_milliseconds():\n    request = CreatePayment(amount=1000, currency=\"EUR\", capture_timeout=45000)\n    assert capture_window(request) == timedelta(milliseconds=45000)\n",
+        )
+        .unwrap();
+    });
+    let transcript = simulate_mcp(&run, &SimClient::default());
+    let result = result_of(&run);
+    assert_eq!(result["status"], "conflicted", "{result:#}");
+    assert_eq!(result["claims"].as_array().unwrap().len(), 2, "{result:#}");
+    let keys: Vec<String> = calls(&transcript)
+        .into_iter()
+        .filter(|(n, _)| n == "mcp__anvil__add_claim")
+        .map(|(_, input)| input["idempotencyKey"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        keys,
+        ["anvil-replay-add_claim-1", "anvil-replay-add_claim-2"]
+    );
+    assert!(!run.join("output/proposal.json").exists());
+}
+
+#[test]
+fn through_mcp_an_inferred_value_the_code_states_is_finalized_supported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_other_case(tmp.path(), "annotate-unit", TARGET, |repo| {
+        let air = repo.parent().unwrap().join("air.json");
+        let text = std::fs::read_to_string(&air).unwrap().replace(
+            r#""name": "capture_timeout", "type": "integer", "required": false,
+         "description": "How long to wait for capture before the authorisation is voided.", "unit": null,"#,
+            r#""name": "capture_timeout", "type": "integer", "required": false, "inferred": ["unit"],
+         "description": "How long to wait for capture before the authorisation is voided.", "unit": "s","#,
+        );
+        assert!(
+            text.contains(r#""inferred": ["unit"]"#),
+            "the example AIR changed"
+        );
+        std::fs::write(air, text).unwrap();
+    });
+    simulate_mcp(&run, &SimClient::default());
+    let result = result_of(&run);
+    assert_eq!(result["status"], "supported", "{result:#}");
+    assert_eq!(result["supported"]["value"], "s", "{result:#}");
+    assert!(!run.join("output/proposal.json").exists());
+}

@@ -1,7 +1,8 @@
-//! Reading a case brief (CASE.md) the way an agent does: from the prompt text alone.
+//! Reading a case brief (CASE.md) the way an agent does: from its text alone. The replay
+//! adapter finds it in the prompt; the in-process adapter reads the run's CASE.md file.
 //!
-//! Invariant: nothing here touches the filesystem or case.json — the heuristic policy
-//! knows only what the conversation says, like any model would.
+//! Invariant: nothing here touches the filesystem or case.json — the investigation knows
+//! only what the brief says, exactly what an agent is shown.
 
 use globset::GlobBuilder;
 use serde_json::Value;
@@ -15,6 +16,12 @@ pub struct Brief {
     /// Absolute path of the repository under investigation.
     pub repository: String,
     pub search_terms: Vec<String>,
+    /// The deficiency code the case closes (`unit_ambiguous_field`).
+    pub deficiency: String,
+    /// The writable field's current value as the brief shows it (`None`: absent), and
+    /// whether a heuristic set it (unproven).
+    pub current: Option<Value>,
+    pub current_inferred: bool,
     /// The writable field (`unit`), its predicate (`field.unit`) and allowed values (empty
     /// when the constraint is not a list).
     pub field: String,
@@ -41,6 +48,22 @@ fn all_ticked(s: &str) -> Vec<String> {
         .step_by(2)
         .map(str::to_string)
         .collect()
+}
+
+/// How the brief marks a current value a heuristic set.
+const INFERRED_MARK: &str = " (set by a heuristic, unproven)";
+
+/// A current value as the brief shows it: `(none)`, a string in quotes (shown verbatim,
+/// not escaped), or JSON.
+fn shown_value(shown: &str) -> Option<Value> {
+    let shown = shown.trim();
+    if shown == "(none)" {
+        return None;
+    }
+    match shown.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+        Some(text) => Some(Value::String(text.to_string())),
+        None => serde_json::from_str(shown).ok(),
+    }
 }
 
 fn section<'a>(text: &'a str, heading: &str) -> &'a str {
@@ -82,6 +105,18 @@ impl Brief {
             };
             Some((field.to_string(), predicate.to_string(), allowed))
         })?;
+        let deficiency = ticked_after(text, "Deficiency: ").unwrap_or("").to_string();
+        let (current, current_inferred) = section(text, "## Target")
+            .lines()
+            .find_map(|l| {
+                let rest = l.trim().strip_prefix(&format!("- Current `{field}`: "))?;
+                let (shown, inferred) = match rest.strip_suffix(INFERRED_MARK) {
+                    Some(shown) => (shown, true),
+                    None => (rest, false),
+                };
+                Some((shown_value(shown), inferred))
+            })
+            .unwrap_or((None, false));
         let evidence = section(text, "## Admissible evidence");
         let scopes = evidence
             .lines()
@@ -117,6 +152,9 @@ impl Brief {
             skill,
             repository,
             search_terms,
+            deficiency,
+            current,
+            current_inferred,
             field,
             predicate,
             allowed,
@@ -207,6 +245,8 @@ mod tests {
         );
         assert_eq!(b.classify("docs/payments.md"), Some(("doc", 0.6)));
         assert_eq!(b.classify("Makefile"), None);
+        assert_eq!(b.deficiency, "unit_ambiguous_field");
+        assert_eq!((b.current, b.current_inferred), (None, false));
         let skeleton = b.skeleton.expect("skeleton");
         assert_eq!(skeleton["patch"]["target"], b.target.as_str());
     }
@@ -218,6 +258,17 @@ mod tests {
         assert_eq!(b.field, "retryable");
         assert_eq!(b.allowed, ["true", "false"]);
         assert_eq!(b.name(), "RATE_LIMITED");
+    }
+
+    #[test]
+    fn current_values_are_read_as_shown() {
+        assert_eq!(shown_value("(none)"), None);
+        assert_eq!(shown_value("\"ms\""), Some(Value::from("ms")));
+        assert_eq!(shown_value("true"), Some(Value::Bool(true)));
+        assert_eq!(
+            shown_value("\"say \"hi\"\""),
+            Some(Value::from("say \"hi\""))
+        );
     }
 
     #[test]

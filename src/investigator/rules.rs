@@ -6,8 +6,12 @@
 //! away) times the strength of the region's evidence kind. The name itself is blanked out
 //! before matching, so `customer_email` is not evidence that a field holds an email.
 //!
-//! Invariant: pure functions of their inputs — no I/O, no randomness — so the replay
-//! model and a future heuristic investigator reach the same verdict on the same text.
+//! When two values are both well supported and neither clearly outweighs the other, the
+//! verdict is a conflict that carries each value with the regions supporting it, so an
+//! investigator can cite both sides and let the engine record the disagreement.
+//!
+//! Invariant: pure functions of their inputs — no I/O, no randomness — so every adapter
+//! of the investigation (in-process, replay) reaches the same verdict on the same text.
 
 use std::sync::LazyLock;
 
@@ -54,20 +58,29 @@ pub struct Support {
     pub end: u32,
 }
 
+/// One value the regions support, where, and the line that says it best.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub value: Value,
+    /// Strongest first; at most [`MAX_SUPPORT`] regions, distinct files first.
+    pub support: Vec<Support>,
+    pub rationale: String,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    Found {
-        value: Value,
-        /// Strongest first; at most two regions.
-        support: Vec<Support>,
-        rationale: String,
-    },
-    /// Two values are both supported and neither clearly wins.
-    Conflict {
-        values: Vec<Value>,
-    },
+    Found(Finding),
+    /// Two values are both supported and neither clearly wins: the two heaviest, heaviest
+    /// first, each with its own support.
+    Conflict(Vec<Finding>),
     Nothing,
 }
+
+/// At most this many regions support one value.
+pub const MAX_SUPPORT: usize = 2;
+
+/// A second value whose weight times this exceeds the top value's weight is a conflict.
+const CLEAR_WIN: f64 = 1.5;
 
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("rule patterns are valid")
@@ -309,17 +322,33 @@ pub fn infer(field: Field, needles: &[String], allowed: &[String], regions: &[Re
     };
     if field != Field::Description
         && let Some(second) = tallies.get(1)
-        && second.weight * 1.5 > top.weight
+        && second.weight * CLEAR_WIN > top.weight
     {
-        return Verdict::Conflict {
-            values: vec![top.value.clone(), second.value.clone()],
-        };
+        return Verdict::Conflict(vec![finding(top, regions), finding(second, regions)]);
     }
-    let mut votes = top.regions.clone();
+    Verdict::Found(finding(top, regions))
+}
+
+/// A tally as a finding: its heaviest regions (a region of a file not yet cited before a
+/// second region of a cited one, since the engine counts each file once), each narrowed to
+/// the lines that voted with one line either side.
+fn finding(tally: &Tally, regions: &[Region]) -> Finding {
+    let mut votes = tally.regions.clone();
     votes.sort_by(|a, b| b.weight.total_cmp(&a.weight));
-    let support = votes
+    let mut chosen: Vec<&RegionVotes> = Vec::new();
+    for v in &votes {
+        let path = &regions[v.region].path;
+        if chosen.len() < MAX_SUPPORT && !chosen.iter().any(|c| &regions[c.region].path == path) {
+            chosen.push(v);
+        }
+    }
+    for v in &votes {
+        if chosen.len() < MAX_SUPPORT && !chosen.iter().any(|c| c.region == v.region) {
+            chosen.push(v);
+        }
+    }
+    let support = chosen
         .iter()
-        .take(2)
         .map(|v| {
             let region = &regions[v.region];
             let first = region.lines.first().map(|l| l.0).unwrap_or(1);
@@ -333,13 +362,13 @@ pub fn infer(field: Field, needles: &[String], allowed: &[String], regions: &[Re
             }
         })
         .collect();
-    let (_, path, n, text) = &top.best;
-    Verdict::Found {
-        value: top.value.clone(),
+    let (_, path, n, text) = &tally.best;
+    Finding {
+        value: tally.value.clone(),
         support,
         rationale: format!(
             "Line {n} of {path} reads: {text} — which establishes {}.",
-            top.value
+            tally.value
         ),
     }
 }
@@ -470,11 +499,11 @@ mod tests {
             ),
         ];
         let allowed = vec!["ms".to_string(), "s".to_string()];
-        let Verdict::Found {
+        let Verdict::Found(Finding {
             value,
             support,
             rationale,
-        } = infer(Field::Unit, &needles("capture_timeout"), &allowed, &regions)
+        }) = infer(Field::Unit, &needles("capture_timeout"), &allowed, &regions)
         else {
             panic!("found")
         };
@@ -502,7 +531,15 @@ mod tests {
             &[],
             &[region("a.py", 0.9, 1, text)],
         );
-        assert!(matches!(v, Verdict::Conflict { .. }), "{v:?}");
+        let Verdict::Conflict(sides) = v else {
+            panic!("{v:?}")
+        };
+        // Each side carries the lines that said it, so both can be cited.
+        let said: Vec<(Value, u32, u32)> = sides
+            .iter()
+            .map(|f| (f.value.clone(), f.support[0].start, f.support[0].end))
+            .collect();
+        assert_eq!(said, [(json!(false), 1, 2), (json!(true), 2, 3)]);
         let text = "# A decline is final: retrying is declined again.\nraise CardDeclined()\nx\n# transient";
         let v = infer(
             Field::Retryable,
@@ -511,7 +548,7 @@ mod tests {
             &[region("a.py", 0.9, 1, text)],
         );
         assert!(
-            matches!(v, Verdict::Found { ref value, .. } if *value == json!(false)),
+            matches!(v, Verdict::Found(ref f) if f.value == json!(false)),
             "{v:?}"
         );
     }
@@ -524,13 +561,13 @@ mod tests {
             region("src/r.py", 0.9, 1, code),
             region("docs/p.md", 0.6, 1, doc),
         ];
-        let Verdict::Found { value, .. } =
+        let Verdict::Found(found) =
             infer(Field::Description, &needles("payment_id"), &[], &regions)
         else {
             panic!("found")
         };
         assert_eq!(
-            value,
+            found.value,
             json!("GET /payments/{payment_id} returns the payment created by POST /payments.")
         );
     }
