@@ -4,9 +4,35 @@
 //! goes to a temporary file in the same directory, is fsynced, then renamed over the target;
 //! the directory is fsynced so the rename survives a crash.
 
+use std::cell::Cell;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+
+thread_local! {
+    /// Relaxed durability on this thread: atomic renames without fsync (see [`relaxed`]).
+    static RELAXED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with relaxed durability on this thread: writes stay atomic (temp file +
+/// rename, so a reader never sees half a file) but skip fsync, so they may be lost by a
+/// power failure. For disposable runs only — the battery's per-trial cases, whose records
+/// are written durably by the battery itself once the trial ends.
+pub fn relaxed<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            RELAXED.with(|r| r.set(self.0));
+        }
+    }
+    let _reset = Reset(RELAXED.with(|r| r.replace(true)));
+    f()
+}
+
+/// Whether writes on this thread are fsynced (see [`relaxed`]).
+pub fn durable() -> bool {
+    !RELAXED.with(Cell::get)
+}
 
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename + directory fsync).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -23,9 +49,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if durable() {
+            file.sync_all()?;
+        }
         fs::rename(&tmp, path)?;
-        sync_dir(dir)
+        if durable() { sync_dir(dir) } else { Ok(()) }
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -53,7 +81,46 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     buf.push_str(line);
     buf.push('\n');
     file.write_all(buf.as_bytes())?;
-    file.sync_all()
+    if durable() { file.sync_all() } else { Ok(()) }
+}
+
+/// Reads a regular file, refusing a symlink (never followed), a FIFO, a device or a
+/// directory, and anything longer than `cap` bytes.
+pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                io::Error::new(io::ErrorKind::InvalidInput, "is a symlink (not followed)")
+            } else {
+                e
+            }
+        })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is not a regular file",
+        ));
+    }
+    if meta.len() > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("is {} bytes, over the cap of {cap}", meta.len()),
+        ));
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    file.take(cap + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("grew past the cap of {cap} bytes while read"),
+        ));
+    }
+    Ok(out)
 }
 
 /// Absolute form of `path` without resolving symlinks (for recording where inputs live).

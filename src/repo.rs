@@ -14,8 +14,16 @@ pub const NO_REVISION: &str = "none";
 /// A directory nested inside some other repository is not that repository: its revision
 /// would say nothing about the files the case reads, so it records `none`.
 pub fn revision(repo: &Path) -> String {
-    let top = git(repo, &["rev-parse", "--show-toplevel"]);
-    let Some(top) = top else {
+    // One spawn answers both questions: the top of the work tree, then HEAD (absent, and
+    // the call failing, when there is no commit yet).
+    let Some(out) = git(
+        repo,
+        &["rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"],
+    ) else {
+        return NO_REVISION.into();
+    };
+    let mut lines = out.lines();
+    let (Some(top), Some(head)) = (lines.next(), lines.next()) else {
         return NO_REVISION.into();
     };
     let same = match (
@@ -25,13 +33,11 @@ pub fn revision(repo: &Path) -> String {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     };
-    if !same {
+    let head = head.trim();
+    if !same || head.is_empty() {
         return NO_REVISION.into();
     }
-    git(repo, &["rev-parse", "--verify", "-q", "HEAD"])
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| NO_REVISION.into())
+    head.to_string()
 }
 
 fn git(repo: &Path, args: &[&str]) -> Option<String> {

@@ -241,3 +241,58 @@ fn investigate_plays_a_scripted_driver_from_a_script_file() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Regression: `case investigate` with a relative run path handed the agent paths relative
+/// to the caller's directory while running it inside the run, so they resolved to
+/// `RUN/RUN/…` (the MCP config "not found", exit 5).
+#[test]
+fn investigate_with_a_relative_run_path_hands_the_agent_absolute_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    anvil_bench::demo::write_example(dir).unwrap();
+    let run = ok(
+        dir,
+        &[
+            "case",
+            "open",
+            "--air",
+            "air.json",
+            "--repo",
+            "repo",
+            "--skill",
+            "annotate-unit",
+            "--target",
+            "op.create_payment.input.body.capture_timeout",
+        ],
+    );
+    let rel = Path::new(&run)
+        .strip_prefix(dir.canonicalize().unwrap())
+        .or_else(|_| Path::new(&run).strip_prefix(dir))
+        .map(|p| p.display().to_string())
+        .unwrap_or(run.clone());
+    assert!(Path::new(&rel).is_relative(), "{rel}");
+    let out = cli(
+        dir,
+        &[
+            "case",
+            "investigate",
+            &rel,
+            "--driver",
+            "command",
+            "--backend",
+            "native",
+            "--allow-degraded-native",
+            "--command",
+            "sh",
+            "-c",
+            "test -f \"$ANVIL_CASE_MD\" && test -d \"$ANVIL_RUN/workspace\" && case \"$ANVIL_RUN\" in /*) ;; *) exit 9;; esac",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

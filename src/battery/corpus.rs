@@ -379,6 +379,18 @@ pub fn load_labels(dir: &Path) -> (Vec<Label>, Vec<Problem>) {
     (labels, problems)
 }
 
+/// Reads one label file (a regular file, never through a symlink).
+pub fn load_label(file: &Path) -> Result<LabelDoc, Problem> {
+    if std::fs::symlink_metadata(file).is_ok_and(|m| !m.is_file()) {
+        return Err(Problem::new(
+            file,
+            "not_a_file",
+            "a label must be a regular file (symlinks are not followed)",
+        ));
+    }
+    read_doc::<LabelDoc>(file, LABEL_FORMAT)
+}
+
 /// The labels commitment: sha256 over the canonical JSON of every label, sorted by scenario
 /// id, as `sha256:<hex>`. Key order and whitespace in the files do not change it.
 pub fn seal(labels: &[Label]) -> String {

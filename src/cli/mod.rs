@@ -3,6 +3,7 @@
 //! Parse, call the library, print. Human output goes to stdout; errors go to stderr as
 //! `error: …` (and, with `--json`, also as a JSON object on stdout).
 
+mod battery_cmd;
 mod case_cmd;
 mod detect_cmd;
 mod investigate_cmd;
@@ -58,6 +59,12 @@ pub enum Command {
     /// Check, list and seal the scenario corpus and its labels.
     #[command(subcommand)]
     Scenarios(scenarios_cmd::ScenariosCommand),
+    /// The effectiveness battery: score an investigator against the deterministic baseline
+    /// over a scenario corpus with hidden labels, class by class, with both controls.
+    Battery(Box<battery_cmd::BatteryArgs>),
+    /// The negative control's agent (run by the battery).
+    #[command(hide = true)]
+    BatteryCheater(battery_cmd::CheaterArgs),
     /// The first process inside a bubblewrap sandbox (written by the engine).
     #[command(hide = true)]
     SandboxInit(sandbox_cmd::SandboxInitArgs),
@@ -84,6 +91,8 @@ pub fn main() -> ExitCode {
         Command::ReplayModel(args) => replay_cmd::run(args),
         Command::Mcp(cmd) => mcp_cmd::run(cmd),
         Command::Scenarios(cmd) => scenarios_cmd::run(cmd),
+        Command::Battery(args) => battery_cmd::run(*args),
+        Command::BatteryCheater(args) => battery_cmd::cheater(args),
         Command::SandboxInit(args) => sandbox_cmd::sandbox_init(args),
     };
     ExitCode::from(code)

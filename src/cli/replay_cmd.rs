@@ -75,6 +75,7 @@ pub fn run(args: ReplayArgs) -> u8 {
     };
     let options = ServeOptions {
         transcript: args.transcript.clone(),
+        quiet: false,
     };
     let code = runtime.block_on(async move {
         let app = match router(player.clone(), &options) {

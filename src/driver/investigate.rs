@@ -18,6 +18,7 @@ use super::usage::Usage;
 use crate::case::lifecycle::{Lifecycle, State};
 use crate::case::{CaseError, Run};
 use crate::exit;
+use crate::sandbox::attest::Guarantee;
 use crate::sandbox::{
     Attestation, Backend, ConnectionAttempt, ContainmentViolation, Endpoint, RepoSnapshot,
     SandboxError, SandboxPlan, run_contained_blocking,
@@ -131,6 +132,10 @@ pub fn investigate(
     cancel: &CancelHandle,
     mut progress: impl FnMut(Progress) + Send,
 ) -> Result<InvestigateReport, InvestigateError> {
+    // The agent runs with the run directory as its working directory, so every path handed
+    // to it must be absolute: a relative run path would be resolved twice (`RUN/RUN/…`).
+    let absolute = std::path::absolute(run_dir).map_err(CaseError::io("resolve", run_dir))?;
+    let run_dir = absolute.as_path();
     let run = Run::load(run_dir)?;
     let lc = Lifecycle::load(run_dir)?;
     if lc.state != State::Open {
@@ -196,6 +201,19 @@ pub fn investigate(
             usage: &usage,
         });
     })?;
+    let mut contained = contained;
+    if policy.hidden.is_empty() {
+        // Nothing was named hidden, so no label was kept out: never attest it.
+        let att = &mut contained.attestation;
+        if att.enforced.contains(&Guarantee::LabelsUnreachable) {
+            att.enforced.retain(|g| *g != Guarantee::LabelsUnreachable);
+            att.unenforced.push(Guarantee::LabelsUnreachable);
+            att.notes.push(
+                "labels_unreachable: no path was named hidden (--hide), so nothing was kept out"
+                    .into(),
+            );
+        }
+    }
     let backend = serde_json::to_value(policy.backend.kind())
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

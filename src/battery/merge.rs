@@ -1,0 +1,116 @@
+//! `battery merge`: shards of one battery joined into one results directory.
+//!
+//! Invariant: shards merge only when their manifests agree on every comparable field
+//! (R-BAT-11; the partition itself may differ); a trial id present in two shards must be
+//! the same record; the merged summaries are recomputed from the union of trial records,
+//! so all shards merged equal the unpartitioned run (R-BAT-13).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::results::{
+    RESULTS_JSON, ResultsDoc, TRIALS_DIR, TrialRecord, read_results, trial_file_name,
+};
+use super::runner::{BatteryError, assemble};
+
+/// Merges the results directories `shards` into `out` (which must be new or empty);
+/// `force` merges despite differing manifests (the differences are still returned).
+pub fn merge(
+    shards: &[PathBuf],
+    out: &Path,
+    force: bool,
+) -> Result<(ResultsDoc, Vec<String>), BatteryError> {
+    if shards.is_empty() {
+        return Err(BatteryError::Input(
+            "battery merge needs at least one results directory".into(),
+        ));
+    }
+    let docs: Vec<(PathBuf, ResultsDoc)> = shards
+        .iter()
+        .map(|p| read_results(p).map(|d| (p.clone(), d)))
+        .collect::<Result<_, _>>()
+        .map_err(|e| BatteryError::Input(e.to_string()))?;
+    let (first_path, first) = &docs[0];
+    let mut warnings = Vec::new();
+    for (path, doc) in &docs[1..] {
+        for (field, a, b) in first.manifest.differences(&doc.manifest, &[]) {
+            let msg = format!(
+                "manifest field `{field}` differs: {a} in `{}`, {b} in `{}`",
+                first_path.display(),
+                path.display()
+            );
+            if !force {
+                return Err(BatteryError::Incompatible(format!(
+                    "{msg} (use --force to merge anyway)"
+                )));
+            }
+            warnings.push(msg);
+        }
+    }
+    let mut by_id: BTreeMap<String, (PathBuf, TrialRecord)> = BTreeMap::new();
+    let mut not_run = Vec::new();
+    let mut seal_after = first.label_seal_after.clone();
+    for (path, doc) in &docs {
+        if doc.label_seal_after != first.label_seal_after {
+            seal_after = format!(
+                "differs between shards: {} and {}",
+                first.label_seal_after, doc.label_seal_after
+            );
+        }
+        not_run.extend(doc.not_run.iter().cloned());
+        for t in &doc.trials {
+            if let Some((other, prev)) = by_id.get(&t.id) {
+                if !same_outcome(prev, t) {
+                    return Err(BatteryError::Incompatible(format!(
+                        "trial `{}` is in `{}` and `{}` with different outcomes",
+                        t.id,
+                        other.display(),
+                        path.display()
+                    )));
+                }
+                continue;
+            }
+            by_id.insert(t.id.clone(), (path.clone(), t.clone()));
+        }
+    }
+    if out.exists() && std::fs::read_dir(out).map_or(true, |mut d| d.next().is_some()) {
+        return Err(BatteryError::Input(format!(
+            "`{}` is not empty: name a new --out directory",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out.join(TRIALS_DIR))
+        .map_err(|e| BatteryError::Input(format!("`{}`: {e}", out.display())))?;
+    let mut manifest = first.manifest.clone();
+    manifest.partition = None;
+    manifest.started_at = docs
+        .iter()
+        .map(|(_, d)| d.manifest.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    manifest.ended_at = docs
+        .iter()
+        .filter_map(|(_, d)| d.manifest.ended_at.clone())
+        .max();
+    let trials: Vec<TrialRecord> = by_id.into_values().map(|(_, t)| t).collect();
+    for t in &trials {
+        crate::fsio::write_json_atomic(&out.join(TRIALS_DIR).join(trial_file_name(&t.id)), t)
+            .map_err(|e| BatteryError::Fatal(e.to_string()))?;
+    }
+    let complete = docs.iter().all(|(_, d)| d.complete);
+    let doc = assemble(manifest, trials, not_run, seal_after, complete);
+    crate::fsio::write_json_atomic(&out.join(RESULTS_JSON), &doc)
+        .map_err(|e| BatteryError::Fatal(e.to_string()))?;
+    Ok((doc, warnings))
+}
+
+/// The same trial in two places: equal in everything but timing and where its run lives.
+pub fn same_outcome(a: &TrialRecord, b: &TrialRecord) -> bool {
+    let strip = |t: &TrialRecord| {
+        let mut t = t.clone();
+        t.wall_ms = 0;
+        t.run = None;
+        t
+    };
+    strip(a) == strip(b)
+}

@@ -1,0 +1,177 @@
+//! The positive control: an investigator that is told the label and proposes exactly it
+//! through the public rails, grounded on the label's own evidence regions.
+//!
+//! Invariant: it has no privileged path — every step is a rail an agent could call — so a
+//! scenario it cannot pass names a label the engine cannot reach (R-BAT-8): a corpus or
+//! engine defect, never a scoring matter. For `conflicted` the label carries no values, so
+//! it claims two different admissible values on two labelled regions: the control proves
+//! the engine can record the conflict, not which side is true.
+
+use serde_json::{Value, json};
+
+use super::corpus::{LabelDoc, ValueRule};
+use crate::case::finalize::Status;
+use crate::case::{CaseError, Run};
+use crate::driver::scripted::Agent;
+use crate::skill::ValueConstraint;
+
+/// What the oracle did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OracleRun {
+    pub actions: u32,
+    pub reason: Option<String>,
+}
+
+/// A description that meets every `mustMention` group with its first alternative and
+/// mentions nothing forbidden.
+fn description(must: &[Vec<String>]) -> String {
+    let words: Vec<&str> = must
+        .iter()
+        .filter_map(|g| g.first().map(String::as_str))
+        .collect();
+    match words.as_slice() {
+        [] => "Documented by the cited sources.".into(),
+        [one] => format!("Refers to the {one} stated by the cited sources."),
+        many => {
+            let (last, rest) = many.split_last().unwrap_or((&"", &[]));
+            format!(
+                "Refers to the {} and {last} stated by the cited sources.",
+                rest.join(", ")
+            )
+        }
+    }
+}
+
+/// The value the label wants for one field.
+fn wanted(rule: ValueRule<'_>) -> Value {
+    match rule {
+        ValueRule::Equals(v) => v.clone(),
+        ValueRule::Mentions { must, .. } => json!(description(must)),
+    }
+}
+
+/// Two different admissible values for a field (for recording a conflict).
+fn two_values(constraint: Option<&ValueConstraint>) -> (Value, Value) {
+    match constraint {
+        Some(ValueConstraint::Boolean) => (json!(true), json!(false)),
+        Some(ValueConstraint::Vocabulary { values }) if values.len() >= 2 => {
+            (json!(values[0]), json!(values[1]))
+        }
+        _ => (
+            json!("Refers to the value stated by the first cited source."),
+            json!("Refers to a different value stated by the second cited source."),
+        ),
+    }
+}
+
+/// Plays the label through the rails on the open run at `run_dir`; always tries to end
+/// finalized.
+pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, CaseError> {
+    let case = Run::load(run_dir)?.doc;
+    let agent = Agent {
+        run_dir: run_dir.to_path_buf(),
+        case: case.clone(),
+    };
+    let mut actions = 0u32;
+    let expect = &label.expect;
+    let mut artifacts = Vec::new();
+    for region in &expect.evidence {
+        actions += 1;
+        match agent.add_evidence(&region.path, Some((region.lines[0], region.lines[1]))) {
+            Ok(id) => artifacts.push(id),
+            Err(e) => {
+                return decline_after(
+                    &agent,
+                    actions + 1,
+                    format!("add-evidence {}: {e}", region.path),
+                );
+            }
+        }
+    }
+    let refs: Vec<&str> = artifacts.iter().map(String::as_str).collect();
+    let contract = &case.policy.contract;
+    let output = contract.outputs.first().cloned();
+    match expect.status {
+        Status::ProposalGenerated => {
+            let Some(output) = output else {
+                return decline_after(&agent, actions + 1, "the skill has no output".into());
+            };
+            let Some(rule) = expect.values.get(&output.field).and_then(|e| e.rule().ok()) else {
+                return decline_after(
+                    &agent,
+                    actions + 1,
+                    format!("the label gives no value for `{}`", output.field),
+                );
+            };
+            let value = wanted(rule);
+            actions += 1;
+            let claim = agent.add_claim(&output.predicate, value.clone(), &refs, 1.0)?;
+            actions += 1;
+            agent.freeze_research()?;
+            actions += 2;
+            agent.propose(value, &[&claim], "the cited regions state this value")?;
+            let validation = agent.validate();
+            if let Err(e) = &validation {
+                return decline_after(&agent, actions + 1, format!("validate: {e}"));
+            }
+            actions += 1;
+            agent.finalize(None, None)?;
+        }
+        Status::Supported => {
+            let Some(output) = output else {
+                return decline_after(&agent, actions + 1, "the skill has no output".into());
+            };
+            let current = case
+                .target
+                .current
+                .get(&output.field)
+                .cloned()
+                .unwrap_or(Value::Null);
+            actions += 3;
+            agent.add_claim(&output.predicate, current, &refs, 1.0)?;
+            agent.freeze_research()?;
+            agent.finalize(
+                Some(Status::Supported),
+                Some("the cited regions state the current value"),
+            )?;
+        }
+        Status::Conflicted => {
+            let Some(output) = output else {
+                return decline_after(&agent, actions + 1, "the skill has no output".into());
+            };
+            if artifacts.len() < 2 {
+                return decline_after(
+                    &agent,
+                    actions + 1,
+                    "a conflict needs two labelled regions".into(),
+                );
+            }
+            let (a, b) = two_values(contract.value_constraints.get(&output.field));
+            actions += 4;
+            agent.add_claim(&output.predicate, a, &refs[..1], 1.0)?;
+            agent.add_claim(&output.predicate, b, &refs[1..], 1.0)?;
+            agent.freeze_research()?;
+            agent.finalize(
+                Some(Status::Conflicted),
+                Some("the labelled sources disagree"),
+            )?;
+        }
+        status @ (Status::InsufficientEvidence | Status::BlockedByMissingSource) => {
+            actions += 1;
+            agent.finalize(Some(status), Some("the label declines"))?;
+        }
+    }
+    Ok(OracleRun {
+        actions,
+        reason: None,
+    })
+}
+
+/// Ends the run with an honest decline after a refusal, keeping the refusal as the reason.
+fn decline_after(agent: &Agent, actions: u32, reason: String) -> Result<OracleRun, CaseError> {
+    let _ = agent.finalize(Some(Status::InsufficientEvidence), Some(&reason));
+    Ok(OracleRun {
+        actions,
+        reason: Some(reason),
+    })
+}

@@ -1,0 +1,142 @@
+//! Which trials a battery runs: the selected scenarios × arms × repeats, and the stable
+//! share a partition takes (R-BAT-13).
+//!
+//! Invariant: the plan is a pure function of the corpus, the selection, the arms, the
+//! repeats and the partition; a scenario's trials all land in one shard, so every shard is
+//! self-contained and the shards together cover every trial exactly once.
+
+use globset::{Glob, GlobSetBuilder};
+
+use super::arm::Arm;
+
+/// `hash:K/N` — the K-th of N shards (1-based, as nextest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    pub k: u32,
+    pub n: u32,
+}
+
+impl Partition {
+    pub fn parse(s: &str) -> Result<Partition, String> {
+        let rest = s
+            .strip_prefix("hash:")
+            .ok_or_else(|| format!("`{s}`: a partition is `hash:K/N` (e.g. hash:1/3)"))?;
+        let (k, n) = rest
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}`: a partition is `hash:K/N` (e.g. hash:1/3)"))?;
+        let k: u32 = k.parse().map_err(|_| format!("`{s}`: K is not a number"))?;
+        let n: u32 = n.parse().map_err(|_| format!("`{s}`: N is not a number"))?;
+        if n == 0 || k == 0 || k > n {
+            return Err(format!(
+                "`{s}`: K must be between 1 and N, and N at least 1"
+            ));
+        }
+        Ok(Partition { k, n })
+    }
+
+    /// Whether the scenario `id` falls in this shard.
+    pub fn takes(&self, id: &str) -> bool {
+        shard_of(id, self.n) == self.k - 1
+    }
+}
+
+impl std::fmt::Display for Partition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "hash:{}/{}", self.k, self.n)
+    }
+}
+
+/// FNV-1a of the scenario id modulo `n`: stable across machines and releases.
+pub fn shard_of(id: &str, n: u32) -> u32 {
+    let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    (h % u64::from(n)) as u32
+}
+
+/// Scenario selection: classes, id globs, a limit.
+#[derive(Debug, Clone, Default)]
+pub struct Selector {
+    pub classes: Vec<String>,
+    pub globs: Vec<String>,
+    pub limit: Option<usize>,
+}
+
+impl Selector {
+    /// The selected ids, in order. A glob that does not compile is an error naming it.
+    pub fn select<'a>(
+        &self,
+        ids: &'a [(String, String)],
+    ) -> Result<Vec<&'a (String, String)>, String> {
+        let mut b = GlobSetBuilder::new();
+        for g in &self.globs {
+            b.add(Glob::new(g).map_err(|e| format!("--scenario `{g}`: {e}"))?);
+        }
+        let set = b.build().map_err(|e| e.to_string())?;
+        let mut out: Vec<&(String, String)> = ids
+            .iter()
+            .filter(|(id, class)| {
+                (self.classes.is_empty() || self.classes.contains(class))
+                    && (self.globs.is_empty() || set.is_match(id))
+            })
+            .collect();
+        if let Some(n) = self.limit {
+            out.truncate(n);
+        }
+        Ok(out)
+    }
+}
+
+/// One planned trial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub scenario: String,
+    pub arm: Arm,
+    pub repeat: u32,
+}
+
+/// Scenarios × arms × repeats, scenario-major, arms in the given order.
+pub fn plan(scenarios: &[&str], arms: &[Arm], repeats: u32) -> Vec<Planned> {
+    let mut out = Vec::new();
+    for s in scenarios {
+        for arm in arms {
+            for r in 0..repeats {
+                out.push(Planned {
+                    scenario: s.to_string(),
+                    arm: *arm,
+                    repeat: r,
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_cover_every_scenario_exactly_once() {
+        let ids: Vec<String> = (0..200).map(|i| format!("class{}/s{i}", i % 7)).collect();
+        for n in 1..6 {
+            for id in &ids {
+                let takers = (1..=n).filter(|k| Partition { k: *k, n }.takes(id)).count();
+                assert_eq!(takers, 1, "{id} in {n} shards");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_partitions_are_refused() {
+        for bad in [
+            "1/3", "hash:0/3", "hash:4/3", "hash:1/0", "hash:a/3", "hash:1",
+        ] {
+            assert!(Partition::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Partition::parse("hash:2/3").unwrap(),
+            Partition { k: 2, n: 3 }
+        );
+    }
+}

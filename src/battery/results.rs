@@ -1,0 +1,316 @@
+//! `results.json` (`anvil-battery-results` v1) and the per-trial records under `trials/`.
+//!
+//! Invariant: every number a report shows is either stored in a [`TrialRecord`] or
+//! recomputed from the trial records and the manifest's seed by [`super::summary`]; a
+//! trial record is written whole (atomic rename) the moment its trial ends, so a killed
+//! battery leaves only whole records behind.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::arm::Arm;
+use super::summary::{ClassSummary, Controls};
+
+pub const RESULTS_FORMAT: &str = "anvil-battery-results";
+pub const TRIAL_FORMAT: &str = "anvil-battery-trial";
+pub const FORMAT_VERSION: u32 = 1;
+pub const RESULTS_JSON: &str = "results.json";
+pub const MANIFEST_JSON: &str = "manifest.json";
+pub const TRIALS_DIR: &str = "trials";
+pub const RUNS_DIR: &str = "runs";
+
+/// Who investigated: the arm, the agent's version and model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Investigator {
+    pub arm: Arm,
+    /// e.g. `claude --version`, or the anvil-bench version for in-process arms.
+    pub version: String,
+    pub model: Option<String>,
+    /// Where the model was reached: `replay:heuristic`, a URL, or `none`.
+    pub endpoint: String,
+    /// The execution backend of process agents (`bubblewrap`, `native`, `in_process`).
+    pub backend: String,
+}
+
+/// The machine a battery ran on (informative; never compared).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Host {
+    pub os: String,
+    pub arch: String,
+    pub cores: usize,
+}
+
+/// Which scenarios were selected.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Selection {
+    pub classes: Vec<String>,
+    pub scenarios: Vec<String>,
+    pub limit: Option<usize>,
+}
+
+/// Everything two runs must share to be compared (R-BAT-11), plus what is informative.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Manifest {
+    pub anvil_bench_version: String,
+    /// The git revision anvil-bench was built from, when known.
+    pub anvil_bench_revision: Option<String>,
+    /// sha256 over every file of the corpus (paths and bytes).
+    pub corpus_digest: String,
+    /// `scenarios seal` of the label set, taken before the first trial.
+    pub label_seal: String,
+    pub investigator: Investigator,
+    /// Every arm run, controls included, in order.
+    pub arms: Vec<Arm>,
+    /// sha256 of the brief template (CASE.md generator) every agent reads.
+    pub brief_template_hash: String,
+    /// skill name → policy hash.
+    pub skill_policy_hashes: BTreeMap<String, String>,
+    /// The investigation tools' default limits.
+    pub tool_limits: Value,
+    pub repeats: u32,
+    pub seed: u64,
+    pub selection: Selection,
+    pub trial_timeout_secs: u64,
+    pub max_turns: Option<u32>,
+    pub max_budget_usd: Option<f64>,
+    pub retries: u32,
+    /// Scenario trials are committed to a fresh git repository (false when git is missing).
+    pub git_commits: bool,
+    // Informative: allowed to differ between runs that are compared or merged.
+    pub jobs: usize,
+    /// `hash:K/N`, or `None` for the whole battery.
+    pub partition: Option<String>,
+    pub host: Host,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+/// Manifest fields allowed to differ between shards, resumed and compared runs.
+pub const INFORMATIVE_FIELDS: &[&str] = &[
+    "jobs",
+    "partition",
+    "host",
+    "startedAt",
+    "endedAt",
+    "anvilBenchRevision",
+];
+
+impl Manifest {
+    /// The first comparable field (camelCase name) whose value differs, with both values.
+    pub fn first_difference(&self, other: &Manifest) -> Option<(String, Value, Value)> {
+        self.differences(other, &[]).into_iter().next()
+    }
+
+    /// Every comparable field that differs, skipping `also_ignore` besides the informative
+    /// ones.
+    pub fn differences(
+        &self,
+        other: &Manifest,
+        also_ignore: &[&str],
+    ) -> Vec<(String, Value, Value)> {
+        let a = serde_json::to_value(self).unwrap_or(Value::Null);
+        let b = serde_json::to_value(other).unwrap_or(Value::Null);
+        let (Value::Object(a), Value::Object(b)) = (a, b) else {
+            return vec![];
+        };
+        let mut out = Vec::new();
+        for (k, va) in &a {
+            if INFORMATIVE_FIELDS.contains(&k.as_str()) || also_ignore.contains(&k.as_str()) {
+                continue;
+            }
+            let vb = b.get(k).cloned().unwrap_or(Value::Null);
+            if *va != vb {
+                out.push((k.clone(), va.clone(), vb));
+            }
+        }
+        out
+    }
+}
+
+/// Why a trial's outcome is not counted: an infrastructure failure after every retry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Infra {
+    pub error: String,
+    pub attempts: u32,
+}
+
+/// One trial: one scenario, one arm, one repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TrialRecord {
+    pub format: String,
+    pub format_version: u32,
+    /// `<class>/<name>::<arm>#<repeat>`.
+    pub id: String,
+    pub scenario: String,
+    pub class: String,
+    pub skill: String,
+    pub arm: Arm,
+    pub repeat: u32,
+    /// The finalized status (`None`: the case never finalized).
+    pub status: Option<String>,
+    pub expected_status: Option<String>,
+    /// The close tier (`auto`, `review`, `reject`) when there was something to apply.
+    pub tier: Option<String>,
+    /// The patch the case proposed (field → value).
+    pub patch: Option<BTreeMap<String, Value>>,
+    pub reason: Option<String>,
+    pub status_correct: bool,
+    pub values_correct: bool,
+    /// Status and values both right: the outcome the accuracy counts.
+    pub correct: bool,
+    /// Every patched value grounded on accepted claims citing a labelled region.
+    pub grounded: bool,
+    /// Share of labelled regions the case's evidence overlaps (`None`: the label lists none).
+    pub evidence_recall: Option<f64>,
+    pub claims: u32,
+    /// Claims stage 1 did not accept.
+    pub unsupported_claims: u32,
+    /// A patch where a decline was right, or a wrong value.
+    pub harmful: bool,
+    /// Harmful and reconciled to tier `auto`: applied with no human looking.
+    pub harmful_at_auto: bool,
+    pub contaminated: bool,
+    /// Where a canary was found (run-relative file names).
+    pub contamination: Vec<String>,
+    /// For the reaching cheater: whether it reported reaching any label file.
+    pub reached_labels: Option<bool>,
+    pub infra: Option<Infra>,
+    pub attempts: u32,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+    pub turns: u32,
+    pub wall_ms: u64,
+    /// Digest of the repository copy as the trial started (the same for every arm of a
+    /// scenario, R-BAT-6).
+    pub start_digest: String,
+    /// The case run, relative to the results directory.
+    pub run: Option<String>,
+}
+
+impl TrialRecord {
+    /// Counted in denominators: not an infrastructure failure.
+    pub fn counted(&self) -> bool {
+        self.infra.is_none()
+    }
+}
+
+/// A trial that was planned but never ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NotRun {
+    pub id: String,
+    /// `budget` or `cancelled`.
+    pub reason: String,
+}
+
+/// `results.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResultsDoc {
+    pub format: String,
+    pub format_version: u32,
+    pub manifest: Manifest,
+    pub trials: Vec<TrialRecord>,
+    pub not_run: Vec<NotRun>,
+    pub classes: Vec<ClassSummary>,
+    pub overall: ClassSummary,
+    pub controls: Controls,
+    /// Deterministic arms whose repeats disagreed (R-BAT-10): `<scenario>::<arm>`.
+    pub nondeterministic: Vec<String>,
+    /// The label seal re-taken after the last trial (R-BAT-5).
+    pub label_seal_after: String,
+    /// Whether the battery completed every planned trial.
+    pub complete: bool,
+}
+
+/// The file name of a trial record: the id with `/`, `::` and `#` made path-safe.
+pub fn trial_file_name(id: &str) -> String {
+    let safe: String = id
+        .replace("::", "--")
+        .replace('#', "--r")
+        .chars()
+        .map(|c| if c == '/' { '_' } else { c })
+        .collect();
+    format!("{safe}.json")
+}
+
+/// `<class>/<name>::<arm>#<repeat>`.
+pub fn trial_id(scenario: &str, arm: Arm, repeat: u32) -> String {
+    format!("{scenario}::{arm}#{repeat}")
+}
+
+/// An error reading a battery document, naming the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("`{file}`: {message}")]
+pub struct DocError {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+fn doc_error(file: &Path, message: impl Into<String>) -> DocError {
+    DocError {
+        file: file.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+/// Reads a versioned battery document strictly (format, version, unknown keys by path).
+pub fn read_versioned<T: serde::de::DeserializeOwned>(
+    file: &Path,
+    format: &str,
+) -> Result<T, DocError> {
+    let bytes = crate::fsio::read_regular(file, 512 << 20)
+        .map_err(|e| doc_error(file, format!("cannot read: {e}")))?;
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| doc_error(file, format!("not valid JSON: {e}")))?;
+    match value.get("format").and_then(Value::as_str) {
+        Some(f) if f == format => {}
+        Some(f) => {
+            return Err(doc_error(
+                file,
+                format!("format is `{f}`, expected `{format}`"),
+            ));
+        }
+        None => return Err(doc_error(file, format!("missing `format: \"{format}\"`"))),
+    }
+    match value.get("formatVersion").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(FORMAT_VERSION) => {}
+        Some(v) => {
+            return Err(doc_error(
+                file,
+                format!(
+                    "{format} version {v} is not supported; this build reads version {FORMAT_VERSION}"
+                ),
+            ));
+        }
+        None => return Err(doc_error(file, "missing integer `formatVersion`")),
+    }
+    crate::json_path::deserialize(value)
+        .map_err(|e| doc_error(file, format!("at `{}`: {}", e.path, e.message)))
+}
+
+/// Reads `results.json` from a file or a results directory.
+pub fn read_results(path: &Path) -> Result<ResultsDoc, DocError> {
+    let file = if path.is_dir() {
+        path.join(RESULTS_JSON)
+    } else {
+        path.to_path_buf()
+    };
+    read_versioned(&file, RESULTS_FORMAT)
+}
+
+/// The JSON Schema of results.json, from the types.
+pub fn schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(ResultsDoc)).unwrap_or(Value::Null)
+}

@@ -1,0 +1,446 @@
+//! One trial: a fresh world, a case opened on the scenario, one arm's investigation, the
+//! rails to the end (finalize, close to a scratch AIR), contamination, then — only then —
+//! the label and the score.
+//!
+//! Invariant: every arm goes through the same open → investigate → finalize → close code
+//! and is scored by the same [`super::score::score`]; the label is fetched through a
+//! [`Closed`] proof made after the investigation returned (R-BAT-2); a failure the agent's
+//! infrastructure caused is an [`TrialError::Infra`], never a wrong answer.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::arm::Arm;
+use super::contamination;
+use super::results::{FORMAT_VERSION, RUNS_DIR, TRIAL_FORMAT, TrialRecord, trial_file_name};
+use super::score;
+use super::vault::{Closed, Vault};
+use super::workspace::{Template, TrialDir, move_tree};
+use crate::case::finalize::{ResultDoc, Status};
+use crate::case::lifecycle::{Lifecycle, State};
+use crate::case::{CaseError, OpenMode, OpenRequest, Run};
+use crate::driver::agent::{
+    AgentDriver, ClaudeCodeDriver, ClaudeTools, CodexDriver, CommandDriver, ExecutionPolicy,
+};
+use crate::driver::runner::{CancelHandle, Outcome};
+use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
+use crate::reconcile::{CloseRequest, close};
+
+/// A scenario ready to run: its identity and its prepared starting state.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub id: String,
+    pub class: String,
+    pub skill: String,
+    pub target: String,
+    pub deficiency: Option<String>,
+    pub template: Template,
+}
+
+/// How process agents are run.
+#[derive(Debug, Clone)]
+pub struct DriverConfig {
+    /// `--script FILE` for the scripted investigator.
+    pub script: Option<PathBuf>,
+    /// `--command PROG ARGS...` for the command investigator.
+    pub command: Vec<String>,
+    pub claude_tools: ClaudeTools,
+    pub backend: crate::sandbox::Backend,
+    pub model: Option<String>,
+    /// Extra environment for the agent (the model endpoint), over the ambient one.
+    pub env: Vec<(String, String)>,
+    pub timeout: Duration,
+    pub max_turns: Option<u32>,
+    /// Paths never mounted into a sandbox (the labels).
+    pub hidden: Vec<PathBuf>,
+    /// The anvil-bench binary agents call for rails (and the cheater runs as).
+    pub engine: PathBuf,
+    /// Whether the model is paid for: a replay model costs nothing, whatever price the
+    /// agent computes from its token counts.
+    pub priced: bool,
+}
+
+/// What a trial needs besides its scenario and arm.
+pub struct TrialContext<'a> {
+    pub vault: &'a Vault,
+    pub driver: &'a DriverConfig,
+    /// Where trial worlds are made (a neutral temporary directory).
+    pub work_root: &'a Path,
+    /// The results directory (`runs/` is kept under it).
+    pub out_dir: &'a Path,
+    /// The most this trial may spend, when the battery has a budget.
+    pub budget_usd: Option<f64>,
+    pub cancel: &'a CancelHandle,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrialError {
+    /// The agent's infrastructure failed (driver failure, endpoint, timeout): retried, then
+    /// reported apart.
+    #[error("{0}")]
+    Infra(String),
+    /// The battery cannot go on (the label set changed, the results directory is unwritable).
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// What the investigation reported.
+#[derive(Debug, Default)]
+struct Investigation {
+    tokens_in: u64,
+    tokens_out: u64,
+    cost_usd: f64,
+    turns: u32,
+    reason: Option<String>,
+}
+
+fn infra(what: &str, e: impl std::fmt::Display) -> TrialError {
+    TrialError::Infra(format!("{what}: {e}"))
+}
+
+/// Runs one trial of `scenario` by `arm`, repeat `repeat`.
+pub fn run(
+    scenario: &Arc<Prepared>,
+    arm: Arm,
+    repeat: u32,
+    ctx: &TrialContext,
+) -> Result<TrialRecord, TrialError> {
+    let started = Instant::now();
+    let id = super::results::trial_id(&scenario.id, arm, repeat);
+    let world = TrialDir::create(ctx.work_root, &scenario.template)
+        .map_err(|e| infra("preparing the trial's repository", e))?;
+    // The trial's case is disposable: relaxed durability on this thread (its record is
+    // written durably by the runner once the trial ends).
+    let result = crate::fsio::relaxed(|| run_in(scenario, arm, repeat, &id, &world, ctx, started));
+    world.remove();
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_in(
+    scenario: &Arc<Prepared>,
+    arm: Arm,
+    repeat: u32,
+    id: &str,
+    world: &TrialDir,
+    ctx: &TrialContext,
+    started: Instant,
+) -> Result<TrialRecord, TrialError> {
+    let opened = crate::case::open(&OpenRequest {
+        air: world.air.clone(),
+        repo: world.repo.clone(),
+        skill: scenario.skill.clone(),
+        target: scenario.target.clone(),
+        deficiency: scenario.deficiency.clone(),
+        cases_dir: world.cases.clone(),
+        executor: format!("battery:{arm}"),
+        scopes: vec![],
+        mode: OpenMode::New,
+        tool_limits: vec![],
+        snapshots: vec![],
+    })
+    .map_err(|e| {
+        TrialError::Fatal(format!(
+            "{}: case open refused the scenario: {e}",
+            scenario.id
+        ))
+    })?;
+    let run_dir = opened.run_dir.clone();
+    let current = Run::load(&run_dir)
+        .map(|r| r.doc.target.current.clone())
+        .map_err(|e| infra("loading the case", e))?;
+
+    let investigation = investigate(scenario, arm, &run_dir, ctx)?;
+
+    // The agent is done. Whatever it left unfinished, the harness ends honestly: an
+    // unfinalized case is finalized `insufficient_evidence` by the harness and scored as
+    // no answer.
+    let finalized_by_agent = state(&run_dir).is_some_and(ended);
+    let mut reason = investigation.reason.clone();
+    if !finalized_by_agent {
+        let why = "the investigator ended without finalizing";
+        if let Err(e) = crate::fsio::relaxed(|| {
+            crate::case::finalize::finalize(
+                &run_dir,
+                Some(Status::InsufficientEvidence),
+                Some(why),
+                None,
+            )
+        }) {
+            reason = Some(format!("{why}; the harness could not finalize either: {e}"));
+        } else {
+            reason.get_or_insert_with(|| why.to_string());
+        }
+    }
+    // Close to a scratch AIR: the tier is what matters, nothing is applied for real.
+    let scratch = world.dir.join("scratch-air.json");
+    let closed = crate::fsio::relaxed(|| {
+        match close(
+            &run_dir,
+            &CloseRequest {
+                apply: Some(scratch),
+                approved_by: None,
+            },
+            None,
+        ) {
+            Err(CaseError::Rail {
+                kind: "needs_approval",
+                ..
+            }) => close(&run_dir, &CloseRequest::default(), None),
+            other => other,
+        }
+    });
+    let tier = match &closed {
+        Ok(doc) => doc.tier.map(|t| t.as_str().to_string()),
+        Err(e) => {
+            reason.get_or_insert_with(|| format!("close refused: {e}"));
+            None
+        }
+    };
+    let result: Option<ResultDoc> =
+        crate::case::store::read_doc(&run_dir, crate::case::store::RESULT_JSON)
+            .ok()
+            .flatten();
+
+    // Contamination: every canary, everywhere the trial could have written.
+    let found = contamination::scan(
+        &[("run", run_dir.as_path()), ("repo", world.repo.as_path())],
+        ctx.vault.canaries(),
+    );
+    let reached_labels = matches!(arm, Arm::CheaterReach).then(|| cheater_reached(&run_dir));
+
+    // Only now the label (R-BAT-2).
+    let proof = Closed::check(&run_dir).map_err(|e| infra("ending the case", e))?;
+    let label = ctx
+        .vault
+        .label_for(&scenario.id, &proof)
+        .map_err(|e| TrialError::Fatal(e.to_string()))?;
+    let scored_result = result.as_ref().filter(|_| finalized_by_agent);
+    let s = score::score(scored_result, tier.as_deref(), &current, &label);
+
+    // Keep the case run under runs/.
+    let stem = trial_file_name(id);
+    let stem = stem.trim_end_matches(".json");
+    let kept = ctx.out_dir.join(RUNS_DIR).join(stem);
+    let _ = std::fs::remove_dir_all(&kept);
+    move_tree(&run_dir, &kept).map_err(|e| TrialError::Fatal(format!("keeping the run: {e}")))?;
+
+    let mut contamination = found.canaries;
+    contamination.extend(
+        found
+            .special_files
+            .iter()
+            .map(|f| format!("{f} (not a regular file)")),
+    );
+    Ok(TrialRecord {
+        format: TRIAL_FORMAT.into(),
+        format_version: FORMAT_VERSION,
+        id: id.to_string(),
+        scenario: scenario.id.clone(),
+        class: scenario.class.clone(),
+        skill: scenario.skill.clone(),
+        arm,
+        repeat,
+        status: scored_result.map(|r| r.status.to_string()),
+        expected_status: Some(label.expect.status.to_string()),
+        tier,
+        patch: scored_result
+            .and_then(|r| r.patch.clone())
+            .map(|p| p.into_iter().collect()),
+        reason: scored_result.and_then(|r| r.reason.clone()).or(reason),
+        status_correct: s.status_correct,
+        values_correct: s.values_correct,
+        correct: s.correct,
+        grounded: s.grounded,
+        evidence_recall: s.evidence_recall,
+        claims: s.claims,
+        unsupported_claims: s.unsupported_claims,
+        harmful: s.harmful,
+        harmful_at_auto: s.harmful_at_auto,
+        // A planted symlink or FIFO is an attempt on the host's reads: flagged as well.
+        contaminated: !contamination.is_empty(),
+        contamination,
+        reached_labels,
+        infra: None,
+        attempts: 1,
+        tokens_in: investigation.tokens_in,
+        tokens_out: investigation.tokens_out,
+        cost_usd: investigation.cost_usd,
+        turns: investigation.turns,
+        wall_ms: started.elapsed().as_millis() as u64,
+        start_digest: world.start_digest.clone(),
+        run: Some(format!("{RUNS_DIR}/{stem}")),
+    })
+}
+
+/// Finalized or closed: the investigation's answer is fixed.
+fn ended(s: State) -> bool {
+    matches!(s, State::Finalized | State::Closed)
+}
+
+fn state(run_dir: &Path) -> Option<State> {
+    Lifecycle::load(run_dir).ok().map(|l| l.state)
+}
+
+/// The reaching cheater's own account of whether it read any label file.
+fn cheater_reached(run_dir: &Path) -> bool {
+    let file = run_dir.join("workspace").join(super::cheater::REPORT);
+    crate::fsio::read_regular(&file, 1 << 20)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| {
+            v.get("reached")
+                .and_then(Value::as_array)
+                .map(|a| !a.is_empty())
+        })
+        .unwrap_or(true)
+}
+
+fn investigate(
+    scenario: &Prepared,
+    arm: Arm,
+    run_dir: &Path,
+    ctx: &TrialContext,
+) -> Result<Investigation, TrialError> {
+    let in_process = |r: Result<(u32, Option<String>), CaseError>| match r {
+        Ok((actions, reason)) => Ok(Investigation {
+            turns: actions,
+            reason,
+            ..Investigation::default()
+        }),
+        Err(e) => Err(infra("the in-process investigator failed", e)),
+    };
+    match arm {
+        Arm::Baseline => in_process(crate::fsio::relaxed(|| {
+            crate::investigator::baseline::run(run_dir).map(|c| (c.actions, c.reason))
+        })),
+        Arm::Heuristic => in_process(crate::fsio::relaxed(|| {
+            crate::investigator::heuristic::run(run_dir).map(|c| (c.actions, c.reason))
+        })),
+        Arm::Oracle => {
+            let label = ctx
+                .vault
+                .answer_for_oracle(&scenario.id)
+                .map_err(|e| TrialError::Fatal(e.to_string()))?;
+            in_process(crate::fsio::relaxed(|| {
+                super::oracle::run(run_dir, &label).map(|o| (o.actions, o.reason))
+            }))
+        }
+        Arm::Scripted => {
+            let path = ctx.driver.script.as_ref().ok_or_else(|| {
+                TrialError::Fatal("the scripted investigator needs --script FILE".into())
+            })?;
+            let doc = ScriptDoc::load(path).map_err(|e| TrialError::Fatal(e.to_string()))?;
+            let name = path.display().to_string();
+            let driver = ScriptedAgentDriver::new(&name, move |agent| doc.play(agent));
+            // A script that stops early is an answer (scored), not an infrastructure failure.
+            let r = crate::fsio::relaxed(|| driver.run(run_dir));
+            Ok(Investigation {
+                reason: r.err().map(|e| format!("the script stopped: {e}")),
+                ..Investigation::default()
+            })
+        }
+        Arm::CheaterReach | Arm::CheaterHanded => {
+            let mut args = vec!["battery-cheater".to_string()];
+            if arm == Arm::CheaterHanded {
+                let canary = ctx
+                    .vault
+                    .canary_for_cheater(&scenario.id)
+                    .map_err(|e| TrialError::Fatal(e.to_string()))?;
+                args.extend(["--canary".to_string(), canary]);
+            }
+            let driver = CommandDriver {
+                program: ctx.driver.engine.display().to_string(),
+                args,
+            };
+            // The cheater tests the detector, not the sandbox: it runs natively, where
+            // everything the evaluator left on the machine is within its reach.
+            let mut cfg = ctx.driver.clone();
+            cfg.backend = crate::sandbox::Backend::Native {
+                allow_degraded_native: true,
+            };
+            cfg.hidden.clear();
+            process(&driver, run_dir, &cfg, ctx)
+        }
+        Arm::Command => {
+            let Some((program, args)) = ctx.driver.command.split_first() else {
+                return Err(TrialError::Fatal(
+                    "the command investigator needs --command PROG [ARGS...]".into(),
+                ));
+            };
+            let driver = CommandDriver {
+                program: program.clone(),
+                args: args.to_vec(),
+            };
+            process(&driver, run_dir, ctx.driver, ctx)
+        }
+        Arm::ClaudeCode => {
+            let driver = ClaudeCodeDriver {
+                tools: ctx.driver.claude_tools,
+            };
+            process(&driver, run_dir, ctx.driver, ctx)
+        }
+        Arm::Codex => process(&CodexDriver, run_dir, ctx.driver, ctx),
+    }
+}
+
+/// Runs a process agent and accounts for it; a failure of the agent's own machinery with
+/// nothing finalized is an infrastructure failure.
+fn process(
+    driver: &dyn AgentDriver,
+    run_dir: &Path,
+    cfg: &DriverConfig,
+    ctx: &TrialContext,
+) -> Result<Investigation, TrialError> {
+    let mut ambient = crate::driver::env::ambient();
+    for (k, v) in &cfg.env {
+        ambient.retain(|(name, _)| name != k);
+        ambient.push((k.clone(), v.clone()));
+    }
+    let policy = ExecutionPolicy {
+        backend: cfg.backend,
+        timeout: cfg.timeout,
+        max_turns: cfg.max_turns,
+        max_budget_usd: ctx.budget_usd,
+        model: cfg.model.clone(),
+        hidden: cfg.hidden.clone(),
+        ambient,
+        engine: cfg.engine.clone(),
+    };
+    let report = driver
+        .drive(run_dir, &policy, ctx.cancel, &mut |_| {})
+        .map_err(|e| infra("the driver failed", e))?;
+    let finalized = ended(report.state);
+    let u = &report.usage;
+    let inv = Investigation {
+        tokens_in: u.input_tokens.unwrap_or(0)
+            + u.cache_creation_input_tokens.unwrap_or(0)
+            + u.cache_read_input_tokens.unwrap_or(0),
+        tokens_out: u.output_tokens.unwrap_or(0),
+        cost_usd: if cfg.priced {
+            u.total_cost_usd.unwrap_or(0.0)
+        } else {
+            0.0
+        },
+        turns: u.num_turns.unwrap_or(0) as u32,
+        reason: report.failure.clone(),
+    };
+    if report.violation.is_some() {
+        // The agent changed the repository: an answer (scored, and the run says why), not
+        // an infrastructure failure to retry.
+        return Ok(inv);
+    }
+    match report.outcome {
+        Outcome::Completed => Ok(inv),
+        _ if finalized => Ok(inv),
+        other => Err(TrialError::Infra(format!(
+            "{} {:?} without finalizing: {}",
+            driver.name(),
+            other,
+            report.failure.unwrap_or_else(|| "no detail".into())
+        ))),
+    }
+}
