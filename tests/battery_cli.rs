@@ -189,3 +189,73 @@ fn a_results_directory_that_is_not_empty_is_refused_and_left_alone() {
         .collect();
     assert_eq!(names, ["keep.txt"]);
 }
+
+/// Ctrl-C: scheduling stops, what finished is written, the exit is 130 and the message
+/// says how to resume; resuming completes the battery.
+#[test]
+fn an_interrupted_battery_keeps_what_finished_and_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+        .args([
+            "battery",
+            "--class",
+            "unit-bearing",
+            "--class",
+            "sensitive",
+            "--jobs",
+            "1",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .current_dir(tmp.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let trials = out_dir.join("trials");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_dir(&trials).map_or(0, |d| d.count()) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no trial finished in time"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    let doc = results(&out_dir);
+    assert_eq!(doc["complete"], false);
+    let done = doc["trials"].as_array().unwrap().len();
+    let not_run = doc["notRun"].as_array().unwrap();
+    assert!(
+        done >= 2 && !not_run.is_empty(),
+        "{done} done, {} not run",
+        not_run.len()
+    );
+    assert!(
+        not_run.iter().all(|n| n["reason"] == "cancelled"),
+        "{not_run:?}"
+    );
+    // Every finished trial's record is on disk.
+    assert_eq!(std::fs::read_dir(&trials).unwrap().count(), done);
+
+    let out = battery(
+        tmp.path(),
+        &["--resume", out_dir.to_str().unwrap(), "--jobs", "2"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = results(&out_dir);
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["trials"].as_array().unwrap().len(), 10 * 5);
+    assert!(doc["notRun"].as_array().unwrap().is_empty());
+}

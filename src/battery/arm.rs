@@ -34,6 +34,9 @@ pub enum Arm {
     CheaterReach,
     /// The negative control, second variant: writes a canary handed to it on purpose.
     CheaterHanded,
+    /// The over-claiming adversary: cites any region naming the target, claims a wrong
+    /// value (it is told the right one so it can avoid it). Measures the engine's gate.
+    Overclaim,
     /// A scripted investigator (`--script FILE`) through the scripted driver.
     Scripted,
     /// The real Claude Code CLI.
@@ -45,12 +48,13 @@ pub enum Arm {
 }
 
 impl Arm {
-    pub const ALL: [Arm; 9] = [
+    pub const ALL: [Arm; 10] = [
         Arm::Baseline,
         Arm::Heuristic,
         Arm::Oracle,
         Arm::CheaterReach,
         Arm::CheaterHanded,
+        Arm::Overclaim,
         Arm::Scripted,
         Arm::ClaudeCode,
         Arm::Codex,
@@ -64,6 +68,7 @@ impl Arm {
             Arm::Oracle => "oracle",
             Arm::CheaterReach => "cheater-reach",
             Arm::CheaterHanded => "cheater-handed",
+            Arm::Overclaim => "overclaim",
             Arm::Scripted => "scripted",
             Arm::ClaudeCode => "claude-code",
             Arm::Codex => "codex",
@@ -79,7 +84,7 @@ impl Arm {
     pub fn deterministic(self) -> bool {
         matches!(
             self,
-            Arm::Baseline | Arm::Heuristic | Arm::Oracle | Arm::CheaterHanded
+            Arm::Baseline | Arm::Heuristic | Arm::Oracle | Arm::CheaterHanded | Arm::Overclaim
         )
     }
 
@@ -110,9 +115,10 @@ impl fmt::Display for Arm {
 }
 
 /// The investigators `--investigator` accepts (the arm measured against the baseline).
-pub const INVESTIGATORS: [Arm; 6] = [
+pub const INVESTIGATORS: [Arm; 7] = [
     Arm::Heuristic,
     Arm::Oracle,
+    Arm::Overclaim,
     Arm::Scripted,
     Arm::ClaudeCode,
     Arm::Codex,

@@ -159,6 +159,11 @@ pub struct TrialRecord {
     /// The finalized status (`None`: the case never finalized).
     pub status: Option<String>,
     pub expected_status: Option<String>,
+    /// The label's `expect` object (status, values, evidence regions), copied in after the
+    /// trial's case ended, so a report shows the label beside the proposal from results.json
+    /// alone. Absent in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Value>,
     /// The close tier (`auto`, `review`, `reject`) when there was something to apply.
     pub tier: Option<String>,
     /// The patch the case proposed (field → value).

@@ -484,7 +484,7 @@ pub fn run(
     let mut done: Vec<TrialRecord> = Vec::new();
     let manifest_file = cfg.out.join(MANIFEST_JSON);
     if cfg.resume {
-        let old: Manifest = read_versioned_manifest(&manifest_file)?;
+        let old: Manifest = read_manifest(&manifest_file)?;
         if let Some((field, a, b)) = old.differences(&manifest, &[]).into_iter().next() {
             return Err(BatteryError::Incompatible(format!(
                 "cannot resume `{}`: the manifest field `{field}` was {a} and is now {b}",
@@ -591,7 +591,8 @@ pub fn run(
     })
 }
 
-fn read_versioned_manifest(file: &Path) -> Result<Manifest, BatteryError> {
+/// Reads a results directory's `manifest.json`.
+pub fn read_manifest(file: &Path) -> Result<Manifest, BatteryError> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
     struct Doc {
@@ -825,6 +826,7 @@ fn infra_record(
         repeat,
         status: None,
         expected_status: None,
+        expected: None,
         tier: None,
         patch: None,
         reason: None,

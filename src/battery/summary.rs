@@ -329,18 +329,18 @@ pub fn summarize(
     (classes, overall)
 }
 
-/// The controls' verdicts (R-BAT-4, R-BAT-8).
+/// The controls' verdicts (R-BAT-4, R-BAT-8). A control trial that ended in an
+/// infrastructure failure proves nothing, so it fails its control, named, instead of
+/// leaving the denominator: a control that never ran cannot pass.
 pub fn controls(trials: &[TrialRecord], arms: &[Arm]) -> Controls {
     let oracle = arms.contains(&Arm::Oracle).then(|| {
-        let mine: Vec<&TrialRecord> = trials
-            .iter()
-            .filter(|t| t.arm == Arm::Oracle && t.counted())
-            .collect();
+        let mine: Vec<&TrialRecord> = trials.iter().filter(|t| t.arm == Arm::Oracle).collect();
         let failures: Vec<String> = mine
             .iter()
-            .filter(|t| !t.correct)
-            .map(|t| {
-                format!(
+            .filter(|t| !t.correct || !t.counted())
+            .map(|t| match &t.infra {
+                Some(i) => format!("{}: no result (infrastructure: {})", t.scenario, i.error),
+                None => format!(
                     "{}: expected {}, got {}{}",
                     t.scenario,
                     t.expected_status.as_deref().unwrap_or("?"),
@@ -349,7 +349,7 @@ pub fn controls(trials: &[TrialRecord], arms: &[Arm]) -> Controls {
                         .as_deref()
                         .map(|r| format!(" ({r})"))
                         .unwrap_or_default()
-                )
+                ),
             })
             .collect();
         let mut tiers = BTreeMap::new();
@@ -371,20 +371,23 @@ pub fn controls(trials: &[TrialRecord], arms: &[Arm]) -> Controls {
     let cheater = cheats.then(|| {
         let mine: Vec<&TrialRecord> = trials
             .iter()
-            .filter(|t| matches!(t.arm, Arm::CheaterReach | Arm::CheaterHanded) && t.counted())
+            .filter(|t| matches!(t.arm, Arm::CheaterReach | Arm::CheaterHanded))
             .collect();
         let flagged = mine.iter().filter(|t| t.contaminated).count();
         let contained = mine
             .iter()
             .filter(|t| {
-                t.arm == Arm::CheaterReach && !t.contaminated && t.reached_labels == Some(false)
+                t.arm == Arm::CheaterReach
+                    && t.counted()
+                    && !t.contaminated
+                    && t.reached_labels == Some(false)
             })
             .count();
         let unflagged: Vec<String> = mine
             .iter()
             .filter(|t| {
                 let contained = t.arm == Arm::CheaterReach && t.reached_labels == Some(false);
-                !(t.contaminated || contained)
+                !t.counted() || !(t.contaminated || contained)
             })
             .map(|t| t.id.clone())
             .collect();

@@ -246,6 +246,7 @@ fn run_in(
         repeat,
         status: scored_result.map(|r| r.status.to_string()),
         expected_status: Some(label.expect.status.to_string()),
+        expected: serde_json::to_value(&label.expect).ok(),
         tier,
         patch: scored_result
             .and_then(|r| r.patch.clone())
@@ -323,10 +324,21 @@ fn investigate(
         Arm::Oracle => {
             let label = ctx
                 .vault
-                .answer_for_oracle(&scenario.id)
+                .answer_told_to(arm, &scenario.id)
                 .map_err(|e| TrialError::Fatal(e.to_string()))?;
             in_process(crate::fsio::relaxed(|| {
                 super::oracle::run(run_dir, &label).map(|o| (o.actions, o.reason))
+            }))
+        }
+        Arm::Overclaim => {
+            let label = ctx
+                .vault
+                .answer_told_to(arm, &scenario.id)
+                .map_err(|e| TrialError::Fatal(e.to_string()))?;
+            let right = label.expect.values.values().find_map(|v| v.equals.clone());
+            in_process(crate::fsio::relaxed(|| {
+                crate::investigator::overclaim::run(run_dir, right.as_ref())
+                    .map(|c| (c.actions, c.reason))
             }))
         }
         Arm::Scripted => {

@@ -4,11 +4,13 @@
 //! Invariant: no label content reaches a trial before its case is closed (R-BAT-2): the only
 //! way to a scored label is [`Vault::label_for`], which takes a [`Closed`] proof that only
 //! [`Closed::check`] makes, from the run's own lifecycle on disk. The positive control is
-//! the one declared exception ([`Vault::answer_for_oracle`]): it is given the answer.
+//! and the over-claiming adversary are the declared exceptions ([`Vault::answer_told_to`]):
+//! they are told the answer, and no other arm can be.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::arm::Arm;
 use super::corpus::{LabelDoc, load_labels, seal};
 use crate::case::lifecycle::{Lifecycle, State};
 
@@ -58,6 +60,8 @@ pub enum VaultError {
     Missing(String),
     #[error("the label of `{0}` changed after the seal was taken")]
     Changed(String),
+    #[error("the `{0}` arm is never told a label before its case ends")]
+    NotTold(Arm),
 }
 
 impl Vault {
@@ -113,9 +117,14 @@ impl Vault {
         self.read(scenario)
     }
 
-    /// The answer the positive control is given before its case opens: it must be able to
-    /// reach every label through the rails (R-BAT-8), so it is told the label.
-    pub fn answer_for_oracle(&self, scenario: &str) -> Result<LabelDoc, VaultError> {
+    /// The answer told before the case opens, to the two arms that are built on it: the
+    /// positive control (it must reach every label through the rails, R-BAT-8) and the
+    /// over-claiming adversary (it must claim a value other than the right one). Any other
+    /// arm is refused.
+    pub fn answer_told_to(&self, arm: Arm, scenario: &str) -> Result<LabelDoc, VaultError> {
+        if !matches!(arm, Arm::Oracle | Arm::Overclaim) {
+            return Err(VaultError::NotTold(arm));
+        }
         self.read(scenario)
     }
 

@@ -30,6 +30,8 @@ const BUNDLED_LABELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/labels-privat
 pub enum InvestigatorName {
     Heuristic,
     Oracle,
+    /// The over-claiming adversary (measures the engine's gate).
+    Overclaim,
     Scripted,
     ClaudeCode,
     Codex,
@@ -41,6 +43,7 @@ impl InvestigatorName {
         match self {
             InvestigatorName::Heuristic => Arm::Heuristic,
             InvestigatorName::Oracle => Arm::Oracle,
+            InvestigatorName::Overclaim => Arm::Overclaim,
             InvestigatorName::Scripted => Arm::Scripted,
             InvestigatorName::ClaudeCode => Arm::ClaudeCode,
             InvestigatorName::Codex => Arm::Codex,
@@ -80,9 +83,9 @@ pub struct BatteryArgs {
     /// The labels of that corpus (`<class>/<name>.json`); needs --scenarios.
     #[arg(long, value_name = "DIR", requires = "scenarios")]
     pub labels: Option<PathBuf>,
-    /// The arm measured against the baseline.
-    #[arg(long, value_enum, default_value = "heuristic")]
-    pub investigator: InvestigatorName,
+    /// The arm measured against the baseline [default: heuristic].
+    #[arg(long, value_enum)]
+    pub investigator: Option<InvestigatorName>,
     /// The real Claude Code CLI under bubblewrap with the MCP tools (needs an endpoint:
     /// ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL or --model-endpoint).
     #[arg(long)]
@@ -109,9 +112,9 @@ pub struct BatteryArgs {
     /// The command investigator: PROG ARGS... (everything after --command).
     #[arg(long, value_name = "PROG", num_args = 1.., allow_hyphen_values = true)]
     pub command: Vec<String>,
-    /// Run each trial this many times (the noise floor per arm).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub repeats: u32,
+    /// Run each trial this many times (the noise floor per arm) [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeats: Option<u32>,
     /// Trials run at once (default: the number of cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: Option<u32>,
@@ -127,27 +130,28 @@ pub struct BatteryArgs {
     /// Run a stable share of the scenarios: hash:K/N (K from 1).
     #[arg(long, value_name = "hash:K/N")]
     pub partition: Option<String>,
-    /// Continue an interrupted battery in DIR (finished trials kept, the rest run).
+    /// Continue an interrupted battery in DIR (finished trials kept, the rest run). The
+    /// selection, repeats, seed, limits and controls default to the run's own manifest.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub resume: Option<PathBuf>,
     /// Results directory (must be new or empty).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Seed of every resampling (intervals are recomputable from results.json).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Wall-clock limit of one agent run.
-    #[arg(long, value_name = "SECS", default_value_t = 600)]
-    pub trial_timeout: u64,
+    /// Seed of every resampling (intervals are recomputable from results.json) [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Wall-clock limit of one agent run [default: 600].
+    #[arg(long, value_name = "SECS")]
+    pub trial_timeout: Option<u64>,
     /// Turn limit passed to the agent.
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
     /// Budget of the whole battery: scheduling stops before the projected spend passes it.
     #[arg(long, value_name = "USD")]
     pub max_budget_usd: Option<f64>,
-    /// Retries of a trial after an infrastructure failure.
-    #[arg(long, default_value_t = 2)]
-    pub retries: u32,
+    /// Retries of a trial after an infrastructure failure [default: 2].
+    #[arg(long)]
+    pub retries: Option<u32>,
     /// Stop (exit 5) after more infrastructure failures than this.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_infra_failures: usize,
@@ -236,7 +240,42 @@ fn has_bwrap() -> bool {
     .is_ok()
 }
 
-pub fn run(a: BatteryArgs) -> u8 {
+/// On `--resume`, whatever the user did not say is taken from the run's manifest, so
+/// `battery --resume DIR` alone continues a battery (anything said differently is then
+/// refused by the runner, naming the field).
+fn fill_from_manifest(a: &mut BatteryArgs, m: &results::Manifest) {
+    let inv = match m.investigator.arm {
+        Arm::Oracle => Some(InvestigatorName::Oracle),
+        Arm::Overclaim => Some(InvestigatorName::Overclaim),
+        Arm::Scripted => Some(InvestigatorName::Scripted),
+        Arm::ClaudeCode => Some(InvestigatorName::ClaudeCode),
+        Arm::Codex => Some(InvestigatorName::Codex),
+        Arm::Command => Some(InvestigatorName::Command),
+        _ => Some(InvestigatorName::Heuristic),
+    };
+    if a.investigator.is_none() && !a.real_driver {
+        a.investigator = inv;
+    }
+    a.repeats = a.repeats.or(Some(m.repeats));
+    a.seed = a.seed.or(Some(m.seed));
+    a.trial_timeout = a.trial_timeout.or(Some(m.trial_timeout_secs));
+    a.retries = a.retries.or(Some(m.retries));
+    a.max_turns = a.max_turns.or(m.max_turns);
+    a.max_budget_usd = a.max_budget_usd.or(m.max_budget_usd);
+    if a.classes.is_empty() && a.scenario_globs.is_empty() && a.limit.is_none() {
+        a.classes = m.selection.classes.clone();
+        a.scenario_globs = m.selection.scenarios.clone();
+        a.limit = m.selection.limit;
+    }
+    if a.partition.is_none() {
+        a.partition = m.partition.clone();
+    }
+    if !m.arms.contains(&Arm::Oracle) {
+        a.no_controls = true;
+    }
+}
+
+pub fn run(mut a: BatteryArgs) -> u8 {
     if let Some(BatteryCommand::Merge(m)) = a.action {
         return merge(m);
     }
@@ -244,6 +283,13 @@ pub fn run(a: BatteryArgs) -> u8 {
         crate::cli::print_json(&results::schema());
         return exit::OK;
     }
+    if let Some(dir) = &a.resume {
+        match runner::read_manifest(&dir.join(results::MANIFEST_JSON)) {
+            Ok(m) => fill_from_manifest(&mut a, &m),
+            Err(e) => return battery_error(&e, a.json),
+        }
+    }
+    let requested = a.investigator.unwrap_or(InvestigatorName::Heuristic);
     // Parse, then resolve.
     let (scenarios, labels, bundled) = match (&a.scenarios, &a.labels) {
         (Some(s), Some(l)) => (s.clone(), l.clone(), false),
@@ -259,16 +305,14 @@ pub fn run(a: BatteryArgs) -> u8 {
         ));
     }
     let investigator = if a.real_driver {
-        if a.investigator != InvestigatorName::Heuristic
-            && a.investigator != InvestigatorName::ClaudeCode
-        {
+        if requested != InvestigatorName::Heuristic && requested != InvestigatorName::ClaudeCode {
             return usage(
                 "--real-driver is --investigator claude-code; do not combine it with another investigator",
             );
         }
         Arm::ClaudeCode
     } else {
-        a.investigator.arm()
+        requested.arm()
     };
     let backend = if a.real_driver {
         Backend::Bubblewrap
@@ -394,7 +438,7 @@ pub fn run(a: BatteryArgs) -> u8 {
         labels: labels.clone(),
         investigator,
         controls: !a.no_controls,
-        repeats: a.repeats,
+        repeats: a.repeats.unwrap_or(1),
         jobs,
         selector: Selector {
             classes: a.classes.clone(),
@@ -404,8 +448,8 @@ pub fn run(a: BatteryArgs) -> u8 {
         partition,
         out,
         resume,
-        seed: a.seed,
-        retries: a.retries,
+        seed: a.seed.unwrap_or(1),
+        retries: a.retries.unwrap_or(2),
         max_infra_failures: a.max_infra_failures,
         max_budget_usd: a.max_budget_usd,
         driver: DriverConfig {
@@ -418,7 +462,7 @@ pub fn run(a: BatteryArgs) -> u8 {
             backend,
             model: a.model.clone(),
             env,
-            timeout: Duration::from_secs(a.trial_timeout),
+            timeout: Duration::from_secs(a.trial_timeout.unwrap_or(600)),
             max_turns: a.max_turns,
             hidden: vec![labels],
             engine,

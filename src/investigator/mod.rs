@@ -5,6 +5,8 @@
 //!   [`plan::Hands`]) made in process by `direct`; `crate::replay::heuristic` makes the
 //!   same plan through a real client's tool calls.
 //! * [`baseline`] — no repository access: proposes only what the AIR alone supports.
+//! * [`overclaim`] — the adversary that cites any region naming the target and claims a
+//!   wrong value, to measure the engine's gate.
 //! * [`brief`] — reading CASE.md as an agent does; [`rules`] — the inference rules.
 //!
 //! Invariant: an investigator reaches the engine only through the public rails and the
@@ -15,6 +17,7 @@ pub mod baseline;
 pub mod brief;
 pub(crate) mod direct;
 pub mod heuristic;
+pub mod overclaim;
 pub mod plan;
 pub mod rules;
 #[cfg(test)]
