@@ -455,6 +455,18 @@ pub const RULES: &[(&str, &str)] = &[
         "labelled values name the skill's writable field with a value its constraint admits; declines carry none",
     ),
     (
+        "X-CORPUS-9",
+        "a symlink or other non-regular file in the corpus (a label, or anything inside a scenario repository) is named, never followed or silently skipped",
+    ),
+    (
+        "X-DUP-1",
+        "a key given twice in one JSON object is refused, naming its path, in every document the engine reads (AIR, proposal, tool request, label, script, battery results)",
+    ),
+    (
+        "X-PIPE-1",
+        "a printing command whose reader closes the pipe early ends quietly, without a panic or backtrace",
+    ),
+    (
         "X-SEAL-1",
         "the labels seal is sha256 over the canonical label set: independent of key order, changed by any label change, refused for an unreadable label",
     ),

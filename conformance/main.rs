@@ -14,6 +14,7 @@ mod corpus;
 mod document;
 mod drivers;
 mod evidence;
+mod hostile;
 mod identity;
 mod lifecycle;
 mod open_refusals;
@@ -57,6 +58,7 @@ fn discover() -> Vec<Check> {
     all.extend(reconcile::checks());
     all.extend(corpus::checks());
     all.extend(tools::checks());
+    all.extend(hostile::checks());
     all.sort_by_key(|c| c.name);
     // A typo in discovery must never turn the suite green.
     assert!(!all.is_empty(), "conformance discovery found zero trials");

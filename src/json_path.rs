@@ -46,14 +46,154 @@ pub fn deserialize<T: DeserializeOwned>(value: Value) -> Result<T, PathError> {
 
 /// Deserialises JSON text into `T` with path-carrying errors.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, PathError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| PathError {
-        path: ".".into(),
-        message: format!("not valid JSON: {e}"),
+    deserialize(parse(text)?)
+}
+
+/// Parses JSON text into a [`Value`], refusing a key that appears twice in one object
+/// (serde_json keeps the last silently: two readers of one document could then disagree
+/// on what it says). The error names the duplicated key's path.
+pub fn parse(text: &str) -> Result<Value, PathError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde::de::DeserializeSeed::deserialize(
+        Strict {
+            path: String::new(),
+        },
+        &mut de,
+    )
+    .and_then(|v| de.end().map(|()| v))
+    .map_err(|e| {
+        let message = e.to_string();
+        match message.strip_prefix(DUPLICATE) {
+            Some(rest) => {
+                let path = rest.split(" at line ").next().unwrap_or(rest).to_string();
+                PathError {
+                    message: format!("duplicate key `{path}` (each key may appear once)"),
+                    path,
+                }
+            }
+            None => PathError {
+                path: ".".into(),
+                message: format!("not valid JSON: {message}"),
+            },
+        }
     })?;
-    deserialize(value)
+    Ok(value)
+}
+
+/// Parses JSON bytes like [`parse`] (they must be UTF-8).
+pub fn parse_slice(bytes: &[u8]) -> Result<Value, PathError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| PathError {
+        path: ".".into(),
+        message: format!("not valid JSON: not UTF-8 ({e})"),
+    })?;
+    parse(text)
+}
+
+const DUPLICATE: &str = "duplicate key: ";
+
+/// Builds a [`Value`] while tracking the path, refusing duplicate keys.
+struct Strict {
+    path: String,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Strict {
+            path: format!("{}[{}]", self.path, out.len()),
+        })? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.path)
+            };
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!("{DUPLICATE}{path}")));
+            }
+            let value = map.next_value_seed(Strict { path })?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 fn unknown_field_name(message: &str) -> Option<&str> {
     let rest = message.strip_prefix("unknown field `")?;
     rest.split_once('`').map(|(name, _)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duplicate_key_is_refused_with_its_path() {
+        let e = parse(r#"{"a": {"b": [1, {"c": 1, "c": 2}]}}"#).unwrap_err();
+        assert_eq!(e.path, "a.b[1].c");
+        assert!(e.message.contains("duplicate key"), "{e}");
+        let e = parse(r#"{"x": 1, "x": 1}"#).unwrap_err();
+        assert_eq!(e.path, "x");
+    }
+
+    #[test]
+    fn parse_agrees_with_serde_json_on_documents_without_duplicates() {
+        let text = r#"{"a": [1, -2, 3.5, "s", null, true, {"b": {}}], "z": 18446744073709551615}"#;
+        assert_eq!(
+            parse(text).unwrap(),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
+        assert!(parse("{} trailing").is_err());
+        assert!(
+            parse("{")
+                .unwrap_err()
+                .message
+                .starts_with("not valid JSON")
+        );
+    }
 }

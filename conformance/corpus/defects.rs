@@ -376,5 +376,62 @@ pub(super) fn checks() -> Vec<Check> {
                 Ok(())
             },
         ),
+        trial(
+            "corpus::a_symlinked_label_is_named_and_the_set_is_not_sealed",
+            &["X-CORPUS-1", "X-CORPUS-9", "X-SEAL-1"],
+            || {
+                let c = Corpus::one();
+                let label = c.label(BASE);
+                let elsewhere = c.dir.path().join("elsewhere.json");
+                std::fs::rename(&label, &elsewhere).unwrap();
+                std::os::unix::fs::symlink(&elsewhere, &label).unwrap();
+                fails_naming(&c, false, "not_a_regular_file", &label)?;
+                let out = c.run(&["scenarios", "seal"]);
+                ensure!(
+                    out.status.code() == Some(1),
+                    "seal of a set with a symlinked label exited {:?}: {}",
+                    out.status.code(),
+                    stdout(&out)
+                );
+                ensure!(
+                    String::from_utf8_lossy(&out.stderr).contains(label.to_str().unwrap()),
+                    "seal does not name the symlink"
+                );
+                Ok(())
+            },
+        ),
+        trial(
+            "corpus::a_symlink_inside_a_scenario_repository_is_named",
+            &["X-CORPUS-1", "X-CORPUS-9"],
+            || {
+                let c = Corpus::one();
+                let link = c.scenario(BASE).join("repo").join("docs-link");
+                std::os::unix::fs::symlink(c.labels(), &link).unwrap();
+                fails_naming(&c, false, "not_a_regular_file", &link).map(drop)
+            },
+        ),
+        trial(
+            "corpus::a_label_with_a_key_given_twice_is_named_with_the_key",
+            &["X-CORPUS-1", "X-DUP-1"],
+            || {
+                let c = Corpus::one();
+                let label = c.label(BASE);
+                let text = std::fs::read_to_string(&label).unwrap();
+                // The second `status` would silently win in a lenient parser.
+                let twice = text.replacen(
+                    "\"status\": \"proposal_generated\"",
+                    "\"status\": \"insufficient_evidence\", \"status\": \"proposal_generated\"",
+                    1,
+                );
+                ensure!(twice != text, "fixture: the label has no status to repeat");
+                std::fs::write(&label, twice).unwrap();
+                let message = fails_naming(&c, false, "unparseable", &label)?;
+                ensure!(
+                    message.contains("expect.status") && message.contains("duplicate"),
+                    "the problem does not name the repeated key: {message}"
+                );
+                Ok(())
+            },
+        ),
     ]
 }

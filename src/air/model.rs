@@ -2,6 +2,10 @@
 //!
 //! Invariant: an [`Air`] value that exists has passed [`Air::validate`]; unknown keys were
 //! rejected with the path of the offending key.
+//!
+//! The optional members an import from OpenAPI adds (`source`, `pointer`, `format`, `enum`,
+//! `nullable`, `composition`) are skipped when absent, so the canonical hash of a document
+//! without them is the hash it always had.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -25,6 +29,40 @@ pub struct Air {
     /// Where applied values came from: one entry per application by `case close --apply`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub provenance: Vec<Provenance>,
+    /// The document this AIR was imported from (`air import`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<AirSource>,
+}
+
+/// The API description an AIR was imported from: its kind, version and content hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AirSource {
+    /// `openapi` or `swagger`.
+    pub format: String,
+    /// The document's own version string (`3.1.0`, `2.0`).
+    pub version: String,
+    /// `sha256:` of the document's bytes.
+    pub sha256: String,
+}
+
+/// How a schema combines alternatives; the alternatives' fields are named under
+/// `oneOf[i]` / `anyOf[i]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Composition {
+    #[serde(rename = "oneOf")]
+    OneOf,
+    #[serde(rename = "anyOf")]
+    AnyOf,
+}
+
+impl Composition {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Composition::OneOf => "oneOf",
+            Composition::AnyOf => "anyOf",
+        }
+    }
 }
 
 /// A record of one applied patch: which case and run, which artifacts ground it, which
@@ -64,6 +102,9 @@ pub struct Operation {
     pub errors: Vec<ErrorDef>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inferred: Vec<String>,
+    /// The JSON Pointer (RFC 6901) of the source node, when imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,6 +125,21 @@ pub struct Field {
     /// Values that a heuristic set and nothing has proven yet.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inferred: Vec<String>,
+    /// The schema's `format` (for an array, its items'), when stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The schema's `enum` (or `const`; for an array, its items'), when stated.
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub enum_values: Option<Vec<Value>>,
+    /// The schema admits `null` (`nullable: true`, or `null` among its types).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nullable: bool,
+    /// The schema is a `oneOf` or `anyOf`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub composition: Option<Composition>,
+    /// The JSON Pointer of the source node, when imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,6 +153,9 @@ pub struct ErrorDef {
     pub retryable: Option<bool>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inferred: Vec<String>,
+    /// The JSON Pointer of the source node, when imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,6 +166,9 @@ pub struct Capability {
     pub description: Option<String>,
     #[serde(default)]
     pub operation_ids: Vec<String>,
+    /// The JSON Pointer of the source node, when imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
 }
 
 /// Why an AIR document was refused. `path` is the JSON path of the offending value.
@@ -163,10 +225,14 @@ impl Air {
                 message: e.to_string(),
             })?
         } else {
-            serde_json::from_str(text).map_err(|e| AirError::Syntax {
+            crate::json_path::parse(text).map_err(|e| AirError::Syntax {
                 file: file.to_string(),
                 format: "JSON",
-                message: e.to_string(),
+                message: if e.path == "." {
+                    e.message
+                } else {
+                    e.to_string()
+                },
             })?
         };
         Air::from_value(value, file)

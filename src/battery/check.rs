@@ -89,6 +89,13 @@ pub fn check(scenarios_dir: &Path, labels_dir: &Path, opts: Options) -> Report {
 fn check_scenario(s: &Scenario, problems: &mut Vec<Problem>) {
     let file = s.file();
     let doc = &s.doc;
+    for special in super::corpus::special_files(&s.dir) {
+        problems.push(Problem::new(
+            special,
+            "not_a_regular_file",
+            "a scenario holds only directories and regular files: a symlink could reach the labels or the host",
+        ));
+    }
     if doc.id != s.dir_id {
         problems.push(Problem::new(
             &file,

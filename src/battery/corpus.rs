@@ -252,7 +252,9 @@ pub struct Label {
 }
 
 /// Sorted entries of `dir` that are directories (`dirs`) or files, hidden names skipped.
-fn entries(dir: &Path, dirs: bool) -> std::io::Result<Vec<PathBuf>> {
+/// A symlink, FIFO, socket or device is never followed nor silently skipped: it is a
+/// problem naming it (a symlinked label would otherwise drop out of the seal unseen).
+fn entries(dir: &Path, dirs: bool, problems: &mut Vec<Problem>) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -262,10 +264,42 @@ fn entries(dir: &Path, dirs: bool) -> std::io::Result<Vec<PathBuf>> {
         let ty = entry.file_type()?;
         if (dirs && ty.is_dir()) || (!dirs && ty.is_file()) {
             out.push(entry.path());
+        } else if !ty.is_dir() && !ty.is_file() {
+            problems.push(Problem::new(
+                entry.path(),
+                "not_a_regular_file",
+                if ty.is_symlink() {
+                    "a symlink (never followed): the corpus holds only directories and regular files"
+                } else {
+                    "not a regular file: the corpus holds only directories and regular files"
+                },
+            ));
         }
     }
     out.sort();
     Ok(out)
+}
+
+/// Every symlink or other non-regular, non-directory entry under `dir`, sorted (none is
+/// followed).
+pub fn special_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in read.flatten() {
+            let Ok(ty) = entry.file_type() else { continue };
+            if ty.is_dir() {
+                stack.push(entry.path());
+            } else if !ty.is_file() {
+                out.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 fn name_of(path: &Path) -> String {
@@ -279,8 +313,13 @@ fn name_of(path: &Path) -> String {
 fn read_doc<T: serde::de::DeserializeOwned>(file: &Path, format: &str) -> Result<T, Problem> {
     let bad = |message: String| Problem::new(file, "unparseable", message);
     let text = std::fs::read_to_string(file).map_err(|e| bad(format!("cannot read: {e}")))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    let value: Value = crate::json_path::parse(&text).map_err(|e| {
+        bad(if e.path == "." {
+            e.message
+        } else {
+            e.to_string()
+        })
+    })?;
     match value.get("format").and_then(Value::as_str) {
         Some(f) if f == format => {}
         Some(f) => return Err(bad(format!("format is `{f}`, expected `{format}`"))),
@@ -306,7 +345,7 @@ fn per_class(
     dirs: bool,
     problems: &mut Vec<Problem>,
 ) -> Vec<(PathBuf, PathBuf)> {
-    let classes = match entries(dir, true) {
+    let classes = match entries(dir, true, problems) {
         Ok(c) => c,
         Err(e) => {
             problems.push(Problem::new(
@@ -319,7 +358,7 @@ fn per_class(
     };
     let mut out = Vec::new();
     for class_dir in classes {
-        match entries(&class_dir, dirs) {
+        match entries(&class_dir, dirs, problems) {
             Ok(items) => out.extend(items.into_iter().map(|i| (class_dir.clone(), i))),
             Err(e) => problems.push(Problem::new(&class_dir, "unreadable", e.to_string())),
         }

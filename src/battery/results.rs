@@ -277,8 +277,16 @@ pub fn read_versioned<T: serde::de::DeserializeOwned>(
 ) -> Result<T, DocError> {
     let bytes = crate::fsio::read_regular(file, 512 << 20)
         .map_err(|e| doc_error(file, format!("cannot read: {e}")))?;
-    let value: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| doc_error(file, format!("not valid JSON: {e}")))?;
+    let value: Value = crate::json_path::parse_slice(&bytes).map_err(|e| {
+        doc_error(
+            file,
+            if e.path == "." {
+                e.message
+            } else {
+                e.to_string()
+            },
+        )
+    })?;
     match value.get("format").and_then(Value::as_str) {
         Some(f) if f == format => {}
         Some(f) => {

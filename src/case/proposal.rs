@@ -132,13 +132,14 @@ pub fn parse_proposal(bytes: &[u8], case: &CaseDoc, document: &str) -> Result<Pr
     let text = std::str::from_utf8(bytes)
         .map_err(|e| err(".", DocErrorKind::Syntax, format!("not UTF-8: {e}")))?;
     let raw: RawProposal = crate::json_path::from_str(text).map_err(|e| {
-        let kind = if e.message.starts_with("not valid JSON") {
-            DocErrorKind::Syntax
-        } else if e.message.starts_with("unknown field") {
-            DocErrorKind::UnknownField
-        } else {
-            DocErrorKind::Shape
-        };
+        let kind =
+            if e.message.starts_with("not valid JSON") || e.message.starts_with("duplicate key") {
+                DocErrorKind::Syntax
+            } else if e.message.starts_with("unknown field") {
+                DocErrorKind::UnknownField
+            } else {
+                DocErrorKind::Shape
+            };
         err(&e.path, kind, e.message)
     })?;
     bind(raw, case, document)

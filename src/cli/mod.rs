@@ -70,6 +70,22 @@ pub enum Command {
     SandboxInit(sandbox_cmd::SandboxInitArgs),
 }
 
+impl Command {
+    /// Whether the command runs servers, agents or other processes (and so must see a
+    /// broken pipe as an error, not die of it).
+    fn serves_or_spawns(&self) -> bool {
+        match self {
+            Command::Case(c) => matches!(**c, case_cmd::CaseCommand::Investigate(_)),
+            Command::ReplayModel(_)
+            | Command::Mcp(_)
+            | Command::Battery(_)
+            | Command::BatteryCheater(_)
+            | Command::SandboxInit(_) => true,
+            _ => false,
+        }
+    }
+}
+
 /// Entry point used by `main.rs`.
 pub fn main() -> ExitCode {
     // `ANVIL_LOG=anvil_bench::agent=info` streams every agent output line to stderr.
@@ -83,6 +99,15 @@ pub fn main() -> ExitCode {
         return ExitCode::from(code);
     }
     let cli = Cli::parse();
+    if !cli.command.serves_or_spawns() {
+        // A command that only computes and prints dies quietly when its reader goes away
+        // (`… --json | head`), as ripgrep does, instead of panicking on the broken pipe.
+        // Commands that talk to children or sockets keep SIGPIPE ignored and see EPIPE.
+        // SAFETY: restoring the default disposition of one signal, before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let code = match cli.command {
         Command::Detect(args) => detect_cmd::detect(args),
         Command::Skills(args) => detect_cmd::skills(args),

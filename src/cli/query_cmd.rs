@@ -86,9 +86,13 @@ fn read_request(source: &str, limit: usize) -> Result<Value, ToolError> {
             limit,
         });
     }
-    serde_json::from_slice(&bytes).map_err(|e| ToolError::Malformed {
-        field: ".".into(),
-        reason: format!("not JSON (line {}, column {})", e.line(), e.column()),
+    crate::json_path::parse_slice(&bytes).map_err(|e| ToolError::Malformed {
+        reason: if e.path == "." {
+            e.message.replacen("not valid JSON", "not JSON", 1)
+        } else {
+            e.message
+        },
+        field: e.path,
     })
 }
 

@@ -107,9 +107,9 @@ fn placeholders(s: &str) -> Result<Vec<Placeholder>, String> {
 /// Strict parse naming the path of the offending value; for an unknown field the path ends
 /// with the field itself (once: serde_path_to_error already names it for plain structs).
 fn parse_raw(text: &str) -> Result<RawScript, ScriptError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| ScriptError {
-        path: ".".into(),
-        reason: format!("not valid JSON: {e}"),
+    let value: Value = crate::json_path::parse(text).map_err(|e| ScriptError {
+        path: e.path,
+        reason: e.message,
     })?;
     serde_path_to_error::deserialize(value).map_err(|err| {
         let mut path = err.path().to_string();

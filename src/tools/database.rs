@@ -85,12 +85,12 @@ pub(crate) fn parse(
         path: file.rel.clone(),
         reason,
     };
-    let value: Value = serde_json::from_str(file.text(request)?).map_err(|e| {
-        invalid(format!(
-            "not JSON (line {}, column {})",
-            e.line(),
-            e.column()
-        ))
+    let value: Value = crate::json_path::parse(file.text(request)?).map_err(|e| {
+        invalid(if e.path == "." {
+            e.message.replacen("not valid JSON", "not JSON", 1)
+        } else {
+            e.to_string()
+        })
     })?;
     let (table, format, coverage, declared, raw_rows, base) = match value {
         Value::Array(rows) => (
