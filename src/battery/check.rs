@@ -34,6 +34,8 @@ pub const MIN_CLASSES_PER_SKILL: usize = 3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     pub coverage: bool,
+    /// Run the oracle on every scenario and name each label it cannot reach (R-BAT-8).
+    pub oracle: bool,
 }
 
 /// The outcome of a check.
@@ -78,6 +80,19 @@ pub fn check(scenarios_dir: &Path, labels_dir: &Path, opts: Options) -> Report {
     check_canaries(scenarios_dir, &labels, &mut problems);
     if opts.coverage {
         problems.extend(coverage(scenarios_dir, labels_dir, &scenarios, &labels));
+    }
+    if opts.oracle {
+        // Only scenarios that are otherwise sound: a broken one is already named.
+        let broken: BTreeSet<PathBuf> = problems.iter().map(|p| p.file.clone()).collect();
+        let sound: Vec<Scenario> = scenarios
+            .iter()
+            .filter(|s| {
+                let label = labels_dir.join(format!("{}.json", s.dir_id));
+                !broken.iter().any(|f| f.starts_with(&s.dir) || *f == label)
+            })
+            .cloned()
+            .collect();
+        problems.extend(super::reach::oracle_problems(&sound, labels_dir));
     }
     Report {
         scenarios: scenarios.len(),

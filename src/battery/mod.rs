@@ -14,6 +14,7 @@ pub mod endpoint;
 pub mod merge;
 pub mod oracle;
 pub mod plan;
+pub mod reach;
 pub mod results;
 pub mod runner;
 pub mod score;

@@ -65,13 +65,24 @@ fn two_values(constraint: Option<&ValueConstraint>) -> (Value, Value) {
 }
 
 /// Plays the label through the rails on the open run at `run_dir`; always tries to end
-/// finalized.
+/// finalized (a rail's refusal is recorded as the reason of an honest decline).
 pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, CaseError> {
     let case = Run::load(run_dir)?.doc;
     let agent = Agent {
         run_dir: run_dir.to_path_buf(),
         case: case.clone(),
     };
+    match play(&agent, &case, label) {
+        Ok(done) => Ok(done),
+        Err(e) => decline_after(&agent, 1, format!("a rail refused: {e}")),
+    }
+}
+
+fn play(
+    agent: &Agent,
+    case: &crate::case::CaseDoc,
+    label: &LabelDoc,
+) -> Result<OracleRun, CaseError> {
     let mut actions = 0u32;
     let expect = &label.expect;
     let mut artifacts = Vec::new();
@@ -81,7 +92,7 @@ pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, Cas
             Ok(id) => artifacts.push(id),
             Err(e) => {
                 return decline_after(
-                    &agent,
+                    agent,
                     actions + 1,
                     format!("add-evidence {}: {e}", region.path),
                 );
@@ -94,11 +105,11 @@ pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, Cas
     match expect.status {
         Status::ProposalGenerated => {
             let Some(output) = output else {
-                return decline_after(&agent, actions + 1, "the skill has no output".into());
+                return decline_after(agent, actions + 1, "the skill has no output".into());
             };
             let Some(rule) = expect.values.get(&output.field).and_then(|e| e.rule().ok()) else {
                 return decline_after(
-                    &agent,
+                    agent,
                     actions + 1,
                     format!("the label gives no value for `{}`", output.field),
                 );
@@ -112,14 +123,14 @@ pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, Cas
             agent.propose(value, &[&claim], "the cited regions state this value")?;
             let validation = agent.validate();
             if let Err(e) = &validation {
-                return decline_after(&agent, actions + 1, format!("validate: {e}"));
+                return decline_after(agent, actions + 1, format!("validate: {e}"));
             }
             actions += 1;
             agent.finalize(None, None)?;
         }
         Status::Supported => {
             let Some(output) = output else {
-                return decline_after(&agent, actions + 1, "the skill has no output".into());
+                return decline_after(agent, actions + 1, "the skill has no output".into());
             };
             let current = case
                 .target
@@ -127,6 +138,13 @@ pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, Cas
                 .get(&output.field)
                 .cloned()
                 .unwrap_or(Value::Null);
+            if current.is_null() {
+                return decline_after(
+                    agent,
+                    actions + 1,
+                    format!("`{}` has no current value to support", output.field),
+                );
+            }
             actions += 3;
             agent.add_claim(&output.predicate, current, &refs, 1.0)?;
             agent.freeze_research()?;
@@ -137,11 +155,11 @@ pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, Cas
         }
         Status::Conflicted => {
             let Some(output) = output else {
-                return decline_after(&agent, actions + 1, "the skill has no output".into());
+                return decline_after(agent, actions + 1, "the skill has no output".into());
             };
             if artifacts.len() < 2 {
                 return decline_after(
-                    &agent,
+                    agent,
                     actions + 1,
                     "a conflict needs two labelled regions".into(),
                 );

@@ -143,7 +143,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// A seed per class so classes resample independently, yet reproducibly.
-fn class_seed(seed: u64, class: &str) -> u64 {
+pub fn class_seed(seed: u64, class: &str) -> u64 {
     // FNV-1a: stable across platforms and releases (unlike std's hasher).
     class.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
@@ -216,7 +216,7 @@ fn arm_summary(trials: &[&TrialRecord]) -> ArmSummary {
 }
 
 /// Whether a trial counts as right for accuracy: correct and not contaminated.
-fn right(t: &TrialRecord) -> bool {
+pub fn right(t: &TrialRecord) -> bool {
     t.correct && !t.contaminated
 }
 

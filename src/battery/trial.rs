@@ -63,6 +63,27 @@ pub struct DriverConfig {
     pub priced: bool,
 }
 
+impl DriverConfig {
+    /// For in-process arms only: no process agent is configured.
+    pub fn in_process() -> DriverConfig {
+        DriverConfig {
+            script: None,
+            command: vec![],
+            claude_tools: ClaudeTools::Mcp,
+            backend: crate::sandbox::Backend::Native {
+                allow_degraded_native: false,
+            },
+            model: None,
+            env: vec![],
+            timeout: Duration::from_secs(600),
+            max_turns: None,
+            hidden: vec![],
+            engine: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench")),
+            priced: false,
+        }
+    }
+}
+
 /// What a trial needs besides its scenario and arm.
 pub struct TrialContext<'a> {
     pub vault: &'a Vault,
@@ -175,7 +196,9 @@ fn run_in(
             reason.get_or_insert_with(|| why.to_string());
         }
     }
-    // Close to a scratch AIR: the tier is what matters, nothing is applied for real.
+    // Close to a scratch AIR: the tier is what matters, nothing is applied for real. What
+    // cannot be applied unattended (a review or reject tier, a decline with nothing to
+    // apply) is closed without applying, so every trial's case ends closed.
     let scratch = world.dir.join("scratch-air.json");
     let closed = crate::fsio::relaxed(|| {
         match close(
@@ -187,7 +210,7 @@ fn run_in(
             None,
         ) {
             Err(CaseError::Rail {
-                kind: "needs_approval",
+                kind: "needs_approval" | "nothing_to_apply" | "rejected",
                 ..
             }) => close(&run_dir, &CloseRequest::default(), None),
             other => other,

@@ -41,6 +41,10 @@ pub struct CheckArgs {
     /// Skip the corpus-wide coverage rules (to check a partial corpus).
     #[arg(long)]
     pub no_coverage: bool,
+    /// Skip running the oracle (the positive control, told each label) through the rails
+    /// on every scenario.
+    #[arg(long)]
+    pub no_oracle: bool,
     /// Print a versioned JSON document instead of text.
     #[arg(long)]
     pub json: bool,
@@ -87,6 +91,7 @@ struct CheckDoc<'a> {
 fn check(args: CheckArgs) -> u8 {
     let opts = Options {
         coverage: !args.no_coverage,
+        oracle: !args.no_oracle,
     };
     let report = battery::check(&args.dirs.scenarios, &args.dirs.labels, opts);
     if args.json {
