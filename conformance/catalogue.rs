@@ -463,6 +463,10 @@ pub const RULES: &[(&str, &str)] = &[
         "a key given twice in one JSON object is refused, naming its path, in every document the engine reads (AIR, proposal, tool request, label, script, battery results)",
     ),
     (
+        "X-MCP-1",
+        "`mcp serve` answers a line that is not JSON with a JSON-RPC parse error (-32700, id null) and keeps serving",
+    ),
+    (
         "X-PIPE-1",
         "a printing command whose reader closes the pipe early ends quietly, without a panic or backtrace",
     ),

@@ -28,6 +28,11 @@ pub fn checks() -> Vec<Check> {
             run: duplicate_in_request,
         },
         Check {
+            name: "hostile::mcp_serve_answers_a_line_that_is_not_json_with_a_parse_error_and_keeps_serving",
+            rules: &["X-MCP-1"],
+            run: mcp_parse_error,
+        },
+        Check {
             name: "hostile::a_reader_closing_the_pipe_early_ends_a_query_quietly",
             rules: &["X-PIPE-1"],
             run: broken_pipe,
@@ -124,6 +129,48 @@ fn duplicate_in_request() -> Result<(), Failed> {
         out.status.code() == Some(1) && err.contains("limit") && err.contains("duplicate"),
         "exit {:?}: {err}",
         out.status.code()
+    );
+    Ok(())
+}
+
+fn mcp_parse_error() -> Result<(), Failed> {
+    use std::io::{BufRead, BufReader, Write};
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+        .args(["mcp", "serve", "--run"])
+        .arg(&run)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let sent = writeln!(stdin, "{{not json").and_then(|()| writeln!(stdin, "{init}"));
+    let first = lines.next();
+    let second = lines.next();
+    drop(stdin);
+    let _ = child.wait();
+    sent.map_err(|e| e.to_string())?;
+    let parse = |l: Option<std::io::Result<String>>| -> Result<serde_json::Value, Failed> {
+        let l = l
+            .ok_or("the server closed its output")?
+            .map_err(|e| e.to_string())?;
+        serde_json::from_str(&l).map_err(|e| format!("not JSON: {e}: {l}").into())
+    };
+    let first = parse(first)?;
+    ensure!(
+        first["error"]["code"] == -32700 && first["id"].is_null(),
+        "the first reply is not a JSON-RPC parse error: {first}"
+    );
+    let second = parse(second)?;
+    ensure!(
+        second["id"] == 1 && second["result"]["serverInfo"]["name"] == "anvil-bench",
+        "the server stopped serving after the bad line: {second}"
     );
     Ok(())
 }

@@ -163,21 +163,81 @@ impl ServerHandler for AnvilServer {
 }
 
 /// Serves `run` on stdin/stdout until the client closes stdin.
+///
+/// Every line the client sends is checked to be JSON before the protocol sees it: a line
+/// that is not gets a JSON-RPC parse error (code -32700, id null) and the server keeps
+/// serving, instead of dropping it silently. One task owns stdout and writes whole lines,
+/// so a parse error never interleaves with a response.
 pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
     let server = AnvilServer::new(run, RailBackend::from_env())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| McpError::Start(e.to_string()))?;
     runtime.block_on(async move {
+        let (to_server, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, from_server) = tokio::io::duplex(1 << 20);
+        let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+
+        // stdin → the server, parse errors → stdout.
+        let errors = lines_tx.clone();
+        tokio::spawn(async move {
+            let mut to_server = to_server;
+            let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+            while let Ok(Some(line)) = stdin.next_line().await {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if serde_json::from_str::<serde_json::Value>(&line).is_err() {
+                    let reply = serde_json::json!({"jsonrpc": "2.0", "id": null,
+                        "error": {"code": -32700, "message": "Parse error: the line is not JSON"}});
+                    let _ = errors.send(reply.to_string());
+                    continue;
+                }
+                if to_server
+                    .write_all(format!("{line}\n").as_bytes())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            // Dropping `to_server` closes the server's input: it ends as on EOF.
+        });
+        // The server's output, line by line, → stdout.
+        tokio::spawn(async move {
+            let mut out = BufReader::new(from_server).lines();
+            while let Ok(Some(line)) = out.next_line().await {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let writer = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            while let Some(line) = lines_rx.recv().await {
+                if stdout
+                    .write_all(format!("{line}\n").as_bytes())
+                    .await
+                    .is_err()
+                    || stdout.flush().await.is_err()
+                {
+                    break;
+                }
+            }
+        });
+
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve((server_in, server_out))
             .await
             .map_err(|e| McpError::Start(e.to_string()))?;
         service
             .waiting()
             .await
             .map_err(|e| McpError::Start(e.to_string()))?;
+        let _ = writer.await;
         Ok(())
     })
 }
