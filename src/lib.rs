@@ -15,6 +15,8 @@
 //! * [`demo`] — scripted cases end to end on the bundled example.
 //! * [`battery`] — the scenario corpus and its labels: strict formats, `scenarios check`,
 //!   and the labels seal.
+//! * [`report`] — views of battery results: report.md, a self-contained report.html with
+//!   charts and per-trial drill-downs, JSON, JUnit, and `report diff` of two runs.
 //! * [`investigator`] — in-process, non-LLM investigators over the tool router and the
 //!   rails: the heuristic investigation (one plan, in process or through [`replay`]) and
 //!   the AIR-only baseline.
@@ -42,6 +44,7 @@ pub mod mcp;
 pub mod reconcile;
 pub mod replay;
 pub mod repo;
+pub mod report;
 pub mod sandbox;
 pub mod skill;
 pub mod tools;

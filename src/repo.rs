@@ -69,7 +69,9 @@ fn read_head(repo: &Path) -> Option<String> {
     }
     let name = head.strip_prefix("ref: ")?;
     if !name.starts_with("refs/heads/")
-        || name.split('/').any(|seg| seg.is_empty() || seg == "." || seg == "..")
+        || name
+            .split('/')
+            .any(|seg| seg.is_empty() || seg == "." || seg == "..")
     {
         return None;
     }
@@ -98,7 +100,9 @@ fn read_head(repo: &Path) -> Option<String> {
 }
 
 fn is_object_id(s: &str) -> bool {
-    (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    (s.len() == 40 || s.len() == 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 fn git(repo: &Path, args: &[&str]) -> Option<String> {
@@ -124,7 +128,14 @@ mod tests {
         let ok = Command::new("git")
             .arg("-C")
             .arg(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
             .args(args)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .stdout(Stdio::null())
@@ -135,7 +146,10 @@ mod tests {
     }
 
     fn by_git(repo: &Path) -> String {
-        let out = git(repo, &["rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"]);
+        let out = git(
+            repo,
+            &["rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"],
+        );
         out.and_then(|o| o.lines().nth(1).map(str::to_string))
             .unwrap_or_else(|| NO_REVISION.into())
     }
@@ -171,7 +185,11 @@ mod tests {
         // A planted symlink for HEAD is never followed: git itself is asked.
         let head = repo.join(".git/HEAD");
         let real = std::fs::read_to_string(&head).unwrap();
-        std::fs::write(tmp.path().join("fake"), "0000000000000000000000000000000000000000\n").unwrap();
+        std::fs::write(
+            tmp.path().join("fake"),
+            "0000000000000000000000000000000000000000\n",
+        )
+        .unwrap();
         std::fs::remove_file(&head).unwrap();
         std::os::unix::fs::symlink(tmp.path().join("fake"), &head).unwrap();
         assert_eq!(read_head(&repo), None);

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use tabled::{builder::Builder, settings::Style};
 
 use crate::battery::arm::Arm;
 use crate::battery::plan::{Partition, Selector};
@@ -580,15 +579,18 @@ fn execute(cfg: &Config, json: bool) -> u8 {
         Verdict::Cancelled => CANCELLED,
     };
     let results_path = outcome.dir.join(results::RESULTS_JSON);
+    if !json {
+        print_summary(&outcome.results);
+        println!("results: {}", results_path.display());
+    }
+    let reports = write_reports(&outcome.dir, &outcome.results, json);
     if json {
         println!(
             "{}",
             serde_json::json!({"event": "done", "verdict": format!("{:?}", outcome.verdict),
-                "results": results_path, "exitCode": code})
+                "results": results_path, "reports": reports, "exitCode": code})
         );
     } else {
-        print_summary(&outcome.results);
-        println!("results: {}", results_path.display());
         match outcome.verdict {
             Verdict::Completed => {}
             Verdict::Cancelled => eprintln!(
@@ -613,108 +615,30 @@ fn execute(cfg: &Config, json: bool) -> u8 {
     code
 }
 
-fn pct(x: Option<f64>) -> String {
-    x.map_or("—".into(), |v| format!("{:.0}%", v * 100.0))
-}
-
-fn points(x: f64) -> String {
-    format!("{:+.0}", x * 100.0)
-}
-
 /// The per-class table, the controls and the infrastructure failures.
-pub fn print_summary(doc: &ResultsDoc) {
-    let inv = doc.manifest.investigator.arm;
-    let mut b = Builder::default();
-    b.push_record([
-        "class".to_string(),
-        "n".into(),
-        "baseline".into(),
-        inv.to_string(),
-        "contribution [95% CI]".into(),
-        "p (Holm)".into(),
-        "harmful@auto".into(),
-        "cost".into(),
-    ]);
-    for c in doc.classes.iter().chain(std::iter::once(&doc.overall)) {
-        let base = c.arms.get("baseline");
-        let arm = c.arms.get(inv.as_str());
-        let contribution = c.contribution.as_ref().map_or("—".into(), |k| {
-            format!(
-                "{} [{}, {}]",
-                points(k.estimate),
-                points(k.low),
-                points(k.high)
-            )
-        });
-        let p = c.contribution.as_ref().map_or("—".into(), |k| {
-            let p = k.p_holm.unwrap_or(k.p);
-            format!("{p:.3}{}", if k.significant { " *" } else { "" })
-        });
-        b.push_record([
-            format!(
-                "{}{}",
-                c.class,
-                if c.underpowered && c.class != "overall" {
-                    " (underpowered)"
-                } else {
-                    ""
+fn print_summary(doc: &ResultsDoc) {
+    print!("{}", crate::report::terminal::summary(doc));
+}
+
+/// report.md and report.html beside results.json. A failure here loses nothing (the
+/// reports are regenerated from results.json by `report show`), so it is a warning.
+fn write_reports(dir: &Path, doc: &ResultsDoc, json: bool) -> Vec<PathBuf> {
+    match crate::report::write_beside(dir, doc) {
+        Ok(paths) => {
+            if !json {
+                for p in &paths {
+                    println!("report: {}", p.display());
                 }
-            ),
-            c.n.to_string(),
-            pct(base.and_then(|a| a.accuracy)),
-            pct(arm.and_then(|a| a.accuracy)),
-            contribution,
-            p,
-            arm.map_or("—".into(), |a| a.harmful_at_auto.to_string()),
-            arm.map_or("—".into(), |a| format!("${:.2}", a.total_cost_usd)),
-        ]);
-    }
-    println!("{}", b.build().with(Style::sharp()));
-    if let Some(o) = &doc.controls.oracle {
-        println!(
-            "oracle (positive control): {} — {} trials, tiers {:?}",
-            if o.passed { "passed" } else { "FAILED" },
-            o.ran,
-            o.tiers
-        );
-        for f in &o.failures {
-            println!("  not reached: {f}");
+            }
+            paths
         }
-    }
-    if let Some(c) = &doc.controls.cheater {
-        println!(
-            "cheater (negative control): {} — {} trials, {} flagged contaminated, {} found nothing to leak",
-            if c.passed { "passed" } else { "FAILED" },
-            c.ran,
-            c.flagged,
-            c.contained
-        );
-        for u in &c.unflagged {
-            println!("  NOT FLAGGED: {u}");
+        Err(e) => {
+            eprintln!(
+                "warning: the reports were not written ({e}); regenerate them with `anvil-bench report show {} --format html --out FILE`",
+                dir.display()
+            );
+            vec![]
         }
-    }
-    let contaminated: Vec<&str> = doc
-        .trials
-        .iter()
-        .filter(|t| t.contaminated && !t.arm.is_control())
-        .map(|t| t.id.as_str())
-        .collect();
-    if !contaminated.is_empty() {
-        println!("contaminated (counted wrong): {}", contaminated.join(", "));
-    }
-    let infra: Vec<String> = doc
-        .trials
-        .iter()
-        .filter_map(|t| t.infra.as_ref().map(|i| format!("{}: {}", t.id, i.error)))
-        .collect();
-    if !infra.is_empty() {
-        println!("infrastructure failures (left out of every denominator):");
-        for i in infra {
-            println!("  {i}");
-        }
-    }
-    if !doc.not_run.is_empty() {
-        println!("not run: {} trials", doc.not_run.len());
     }
 }
 
@@ -724,14 +648,17 @@ fn merge(m: MergeArgs) -> u8 {
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
+            if !m.json {
+                print_summary(&doc);
+                println!("results: {}", m.out.join(results::RESULTS_JSON).display());
+            }
+            let reports = write_reports(&m.out, &doc, m.json);
             if m.json {
                 println!(
                     "{}",
-                    serde_json::json!({"event": "merged", "results": m.out.join(results::RESULTS_JSON), "trials": doc.trials.len()})
+                    serde_json::json!({"event": "merged", "results": m.out.join(results::RESULTS_JSON),
+                        "reports": reports, "trials": doc.trials.len()})
                 );
-            } else {
-                print_summary(&doc);
-                println!("results: {}", m.out.join(results::RESULTS_JSON).display());
             }
             exit::OK
         }

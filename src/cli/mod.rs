@@ -11,6 +11,7 @@ mod mcp_cmd;
 mod query_cmd;
 mod rails_cmd;
 mod replay_cmd;
+mod report_cmd;
 mod sandbox_cmd;
 mod scenarios_cmd;
 
@@ -62,6 +63,10 @@ pub enum Command {
     /// The effectiveness battery: score an investigator against the deterministic baseline
     /// over a scenario corpus with hidden labels, class by class, with both controls.
     Battery(Box<battery_cmd::BatteryArgs>),
+    /// Views of battery results: `report show DIR` (md, html, json, junit) and
+    /// `report diff A B`.
+    #[command(subcommand)]
+    Report(report_cmd::ReportCommand),
     /// The negative control's agent (run by the battery).
     #[command(hide = true)]
     BatteryCheater(battery_cmd::CheaterArgs),
@@ -117,6 +122,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(cmd) => mcp_cmd::run(cmd),
         Command::Scenarios(cmd) => scenarios_cmd::run(cmd),
         Command::Battery(args) => battery_cmd::run(*args),
+        Command::Report(cmd) => report_cmd::run(cmd),
         Command::BatteryCheater(args) => battery_cmd::cheater(args),
         Command::SandboxInit(args) => sandbox_cmd::sandbox_init(args),
     };

@@ -1,0 +1,170 @@
+//! Reports of battery results (DESIGN §10): report.md for a pull-request comment, one
+//! self-contained report.html with charts and per-trial drill-downs, a JSON summary,
+//! JUnit for CI dashboards, and `report diff` of two runs.
+//!
+//! Invariant: a report is a pure function of results.json and, for drill-downs only, the
+//! case runs kept in `runs/` beside it (a missing run is said plainly): no clock, no
+//! environment, no unordered map, so the same inputs render the same bytes and a committed
+//! example regenerates byte for byte.
+
+pub mod charts;
+pub mod diff;
+pub mod drill;
+pub mod html;
+pub mod junit;
+pub mod markdown;
+pub mod model;
+pub mod terminal;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::battery::results::{self, DocError, ResultsDoc};
+
+pub const REPORT_MD: &str = "report.md";
+pub const REPORT_HTML: &str = "report.html";
+
+/// The views of one battery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Html,
+    Json,
+    Junit,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Read(#[from] DocError),
+    #[error("error writing `{path}`: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("error rendering `{what}`: {source:#}")]
+    Render {
+        what: &'static str,
+        #[source]
+        source: minijinja::Error,
+    },
+    #[error("error drawing the {chart} chart: {message}")]
+    Chart {
+        chart: &'static str,
+        message: String,
+    },
+    /// Two runs that cannot be compared, naming the fields that differ.
+    #[error("{0}")]
+    Incompatible(String),
+}
+
+/// A results document and where it was read from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub doc: ResultsDoc,
+    /// The path as given (a results directory or a results.json).
+    pub given: PathBuf,
+    /// The directory holding results.json (and `runs/`, when kept).
+    pub dir: PathBuf,
+}
+
+/// Reads results.json from a results directory or the file itself.
+pub fn load(path: &Path) -> Result<Loaded, ReportError> {
+    let doc = results::read_results(path)?;
+    let dir = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    Ok(Loaded {
+        doc,
+        given: path.to_path_buf(),
+        dir,
+    })
+}
+
+/// The JSON view: the figures report.md shows, as data.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonReport<'a> {
+    format: &'static str,
+    format_version: u32,
+    manifest: &'a results::Manifest,
+    classes: Vec<model::ClassRow>,
+    largest_effects: Vec<model::Effect>,
+    controls: Vec<model::ControlLine>,
+    infra: Vec<&'a str>,
+    contaminated: Vec<&'a str>,
+    not_run: &'a [results::NotRun],
+    nondeterministic: &'a [String],
+    complete: bool,
+}
+
+fn json(doc: &ResultsDoc) -> String {
+    let view = JsonReport {
+        format: "anvil-battery-report",
+        format_version: 1,
+        manifest: &doc.manifest,
+        classes: model::class_rows(doc),
+        largest_effects: model::largest_effects(doc, 3),
+        controls: model::controls(doc),
+        infra: model::infra(doc).iter().map(|t| t.id.as_str()).collect(),
+        contaminated: model::contaminated(doc)
+            .iter()
+            .map(|t| t.id.as_str())
+            .collect(),
+        not_run: &doc.not_run,
+        nondeterministic: &doc.nondeterministic,
+        complete: doc.complete,
+    };
+    let mut s = serde_json::to_string_pretty(&view).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// One view of a battery; `dir` is where its kept `runs/` would be (drill-downs only).
+pub fn render(doc: &ResultsDoc, dir: &Path, format: Format) -> Result<String, ReportError> {
+    match format {
+        Format::Markdown => Ok(markdown::render(doc)),
+        Format::Html => html::render(doc, dir),
+        Format::Json => Ok(json(doc)),
+        Format::Junit => junit::render(doc),
+    }
+}
+
+/// One view of `report diff`.
+pub fn render_diff(d: &diff::Diff, format: Format) -> Result<String, ReportError> {
+    match format {
+        Format::Markdown => Ok(markdown::render_diff(d)),
+        Format::Html => html::render_diff(d),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(d).unwrap_or_default();
+            s.push('\n');
+            Ok(s)
+        }
+        Format::Junit => Err(ReportError::Incompatible(
+            "a diff has no JUnit view: use --format md, html or json".into(),
+        )),
+    }
+}
+
+/// Writes `text` to `path` whole (atomic rename).
+pub fn write(path: &Path, text: &str) -> Result<(), ReportError> {
+    crate::fsio::write_atomic(path, text.as_bytes()).map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes report.md and report.html beside results.json in `dir`; returns their paths.
+pub fn write_beside(dir: &Path, doc: &ResultsDoc) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    for (name, format) in [(REPORT_MD, Format::Markdown), (REPORT_HTML, Format::Html)] {
+        let path = dir.join(name);
+        write(&path, &render(doc, dir, format)?)?;
+        written.push(path);
+    }
+    Ok(written)
+}
