@@ -408,6 +408,71 @@ pub const RULES: &[(&str, &str)] = &[
         "R-DRV-5",
         "tests drive whole cases through a scripted in-process driver with no LLM",
     ),
+    // The effectiveness battery
+    (
+        "R-BAT-1",
+        "the labels lie outside every inspect scope: a corpus, results directory or scenario repository that could reach them is refused",
+    ),
+    (
+        "R-BAT-2",
+        "a label is read only after its trial's case has finalized",
+    ),
+    (
+        "R-BAT-3",
+        "any label's canary in anything the agent produced (transcript, workspace, outputs) marks the trial contaminated, naming the file",
+    ),
+    (
+        "R-BAT-4",
+        "a cheating driver that reads the labels, or is handed a canary, is flagged every time (the negative control)",
+    ),
+    (
+        "R-BAT-5",
+        "the label set's seal is recorded before the first trial and re-taken after the last; a change fails the run",
+    ),
+    (
+        "R-BAT-6",
+        "the baseline and every other arm start from the same scenario in the same committed state",
+    ),
+    (
+        "R-BAT-7",
+        "every trial runs on a fresh copy at a neutral path; nothing the agent sees (paths, brief, environment, arguments) names the class, the scenario, the corpus or the labels",
+    ),
+    (
+        "R-BAT-8",
+        "the oracle scores 100% on every scenario; a scenario it cannot pass is named and fails the run",
+    ),
+    (
+        "R-BAT-9",
+        "an infrastructure failure is retried up to the limit, then reported apart and left out of every denominator; too many stop the battery",
+    ),
+    (
+        "R-BAT-10",
+        "a deterministic arm gives the same outcome on every repeat; a disagreement fails the run",
+    ),
+    (
+        "R-BAT-11",
+        "results carry a manifest naming everything two runs must share; resume and merge refuse a different one unless forced, naming the field",
+    ),
+    (
+        "R-BAT-12",
+        "a battery killed at any point and resumed gives the same results as one never interrupted",
+    ),
+    (
+        "R-BAT-13",
+        "partitions cover every trial exactly once, and all shards merged equal the unpartitioned run",
+    ),
+    (
+        "R-BAT-14",
+        "every interval and p-value is recomputable from results.json alone (seeded resampling)",
+    ),
+    (
+        "R-BAT-15",
+        "the budget cap is never passed by more than one trial's cost, and the trials not run are listed",
+    ),
+    (
+        "R-BAT-16",
+        "harmful and harmful-at-auto (a wrong change reconciled to `auto`) are reported per class and overall",
+    ),
     // Project additions
     (
         "X-DRV-1",

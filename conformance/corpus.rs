@@ -189,13 +189,26 @@ impl Corpus {
             .unwrap()
     }
 
-    /// `scenarios check [--no-coverage]`, once as text and once as JSON.
+    /// `scenarios check [--no-coverage] --no-oracle`, once as text and once as JSON. (The
+    /// oracle's own trials use [`Corpus::check_with_oracle`].)
     fn check(&self, coverage: bool) -> Result<(Output, Value), Failed> {
+        self.check_args(coverage, false)
+    }
+
+    /// `scenarios check --no-coverage` with the oracle run on every scenario.
+    fn check_with_oracle(&self) -> Result<(Output, Value), Failed> {
+        self.check_args(false, true)
+    }
+
+    fn check_args(&self, coverage: bool, oracle: bool) -> Result<(Output, Value), Failed> {
         let mut args = vec!["scenarios", "check", "--scenarios"];
         let scenarios = self.scenarios();
         args.push(scenarios.to_str().unwrap());
         if !coverage {
             args.push("--no-coverage");
+        }
+        if !oracle {
+            args.push("--no-oracle");
         }
         let text = self.run(&args);
         args.push("--json");

@@ -6,6 +6,7 @@
 //! prints rule → trials, uncovered rules last.
 
 mod agents;
+mod battery;
 mod binding;
 mod catalogue;
 mod claims;
@@ -59,6 +60,7 @@ fn discover() -> Vec<Check> {
     all.extend(corpus::checks());
     all.extend(tools::checks());
     all.extend(hostile::checks());
+    all.extend(battery::checks());
     all.sort_by_key(|c| c.name);
     // A typo in discovery must never turn the suite green.
     assert!(!all.is_empty(), "conformance discovery found zero trials");

@@ -433,5 +433,38 @@ pub(super) fn checks() -> Vec<Check> {
                 Ok(())
             },
         ),
+        trial(
+            "corpus::check_runs_the_oracle_and_names_a_label_it_cannot_reach",
+            &["X-CORPUS-1", "R-BAT-8"],
+            || {
+                let c = Corpus::one();
+                let (text, doc) = c.check_with_oracle()?;
+                ensure!(
+                    text.status.success() && doc["ok"] == true,
+                    "the oracle does not pass a sound scenario: {doc:#}"
+                );
+                // `supported` needs a current value; the target has none, so no rail
+                // sequence can reach this label.
+                c.edit(&c.label(BASE), |v| {
+                    v["expect"] = json!({"status": "supported",
+                                         "evidence": [{"path": SERVICE, "lines": [3, 4]}]});
+                });
+                let (text, doc) = c.check_with_oracle()?;
+                ensure!(text.status.code() == Some(1), "expected exit 1: {doc:#}");
+                let want = c.label(BASE);
+                let hit = doc["problems"].as_array().into_iter().flatten().any(|p| {
+                    p["kind"] == "oracle_unreachable"
+                        && p["file"] == want.to_str().unwrap()
+                        && p["message"]
+                            .as_str()
+                            .is_some_and(|m| m.contains("supported"))
+                });
+                ensure!(
+                    hit,
+                    "no oracle_unreachable problem naming the label: {doc:#}"
+                );
+                Ok(())
+            },
+        ),
     ]
 }

@@ -1,0 +1,429 @@
+//! Results that can be trusted later: manifests that refuse an incompatible resume or
+//! merge (R-BAT-11), a killed battery that resumes to the same results (R-BAT-12), shards
+//! that merge into the unpartitioned run (R-BAT-13), and figures recomputable from
+//! results.json alone (R-BAT-14).
+
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anvil_bench::battery::arm::Arm;
+use anvil_bench::battery::merge::merge;
+use anvil_bench::battery::plan::Partition;
+use anvil_bench::battery::results::{INFORMATIVE_FIELDS, Manifest, read_results};
+use anvil_bench::battery::runner::{BatteryError, manifest};
+use anvil_bench::battery::summary::{ClassSummary, summarize};
+use libtest_mimic::Failed;
+use serde_json::{Value, json};
+
+use super::{
+    CONFLICTED, DECLINE, ENGINE, Fixture, PROPOSAL, battery, battery_ok, comparable, outcome,
+    synthetic,
+};
+use crate::support::{failed, stderr, stdout};
+use crate::{Check, ensure};
+
+fn incompatible<T>(r: Result<T, BatteryError>, field: &str) -> Result<String, Failed> {
+    match r {
+        Err(BatteryError::Incompatible(msg)) => {
+            ensure!(
+                msg.contains(&format!("`{field}`")),
+                "the refusal does not name `{field}`: {msg}"
+            );
+            Ok(msg)
+        }
+        other => Err(format!(
+            "expected a refusal naming `{field}`, got {}",
+            outcome(&other)
+        )
+        .into()),
+    }
+}
+
+fn resuming_with_another_seed_is_refused_naming_the_field() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let cfg = f.config("out", Arm::Baseline);
+    let first = battery_ok(&cfg)?.results;
+    let manifest_json = std::fs::read(f.out("out").join("manifest.json")).unwrap();
+    let mut again = cfg.clone();
+    again.resume = true;
+    again.seed = 2;
+    let msg = incompatible(battery(&again), "seed")?;
+    ensure!(
+        msg.contains('1') && msg.contains('2'),
+        "the refusal does not give both seeds: {msg}"
+    );
+    ensure!(
+        std::fs::read(f.out("out").join("manifest.json")).unwrap() == manifest_json,
+        "a refused resume rewrote the manifest"
+    );
+    // The same manifest resumes, and finds nothing left to do.
+    again.seed = 1;
+    let resumed = battery_ok(&again)?.results;
+    ensure!(
+        comparable(&resumed) == comparable(&first),
+        "resuming a finished battery changed its results"
+    );
+    Ok(())
+}
+
+fn merging_shards_with_another_seed_is_refused_unless_forced() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let mut cfg = f.config(&format!("shard{k}"), Arm::Baseline);
+        cfg.partition = Some(Partition { k, n: 2 });
+        cfg.seed = u64::from(k);
+        battery_ok(&cfg)?;
+        shards.push(cfg.out);
+    }
+    let out = f.out("merged");
+    incompatible(merge(&shards, &out, false), "seed")?;
+    ensure!(!out.exists(), "a refused merge wrote {}", out.display());
+    // The binary says the same, exit 1.
+    let cli = f.cli(&[
+        "battery",
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    ensure!(
+        cli.status.code() == Some(1) && stderr(&cli).contains("`seed`"),
+        "battery merge: exit {:?}, {}",
+        cli.status.code(),
+        stderr(&cli)
+    );
+    let (doc, warnings) = merge(&shards, &out, true).map_err(failed)?;
+    ensure!(
+        warnings.len() == 1 && warnings[0].contains("`seed`"),
+        "--force does not report the one difference: {warnings:?}"
+    );
+    ensure!(doc.trials.len() == 2, "merged {} trials", doc.trials.len());
+    Ok(())
+}
+
+/// A value of the same type that differs from `v`.
+fn changed(key: &str, v: &Value) -> Value {
+    match v {
+        Value::String(s) => json!(format!("{s}-other")),
+        Value::Bool(b) => json!(!b),
+        Value::Number(n) => match n.as_u64() {
+            Some(u) => json!(u + 1),
+            None => json!(n.as_f64().unwrap_or(0.0) + 1.0),
+        },
+        Value::Array(a) => {
+            let mut a = a.clone();
+            if key == "arms" {
+                a.pop();
+            } else {
+                a.push(json!("other"));
+            }
+            Value::Array(a)
+        }
+        Value::Object(o) => {
+            let mut o = o.clone();
+            // A field the object's type leaves free (`investigator.arm` is an enum).
+            let pick = if o.contains_key("version") {
+                "version".to_string()
+            } else {
+                o.keys().next().cloned().unwrap_or_default()
+            };
+            let inner = changed(&pick, &o[&pick]);
+            o.insert(pick, inner);
+            Value::Object(o)
+        }
+        Value::Null => match key {
+            "maxTurns" => json!(7),
+            "maxBudgetUsd" => json!(1.5),
+            "partition" => json!("hash:1/2"),
+            _ => json!("other"),
+        },
+    }
+}
+
+fn only_the_informative_manifest_fields_may_differ() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let base = manifest(
+        &f.config("out", Arm::Heuristic),
+        "sha256:corpus".into(),
+        "sha256:labels".into(),
+        true,
+    );
+    let informative: BTreeSet<&str> = INFORMATIVE_FIELDS.iter().copied().collect();
+    let want: BTreeSet<&str> = [
+        "jobs",
+        "partition",
+        "host",
+        "startedAt",
+        "endedAt",
+        "anvilBenchRevision",
+    ]
+    .into();
+    ensure!(
+        informative == want,
+        "the informative fields are {informative:?}"
+    );
+    let value = serde_json::to_value(&base).unwrap();
+    let keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+    for key in &keys {
+        let mut other = value.clone();
+        other[key] = changed(key, &value[key]);
+        let other: Manifest = serde_json::from_value(other)
+            .map_err(|e| failed(format!("`{key}` changed does not parse: {e}")))?;
+        let diff: Vec<String> = base
+            .differences(&other, &[])
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect();
+        if informative.contains(key.as_str()) {
+            ensure!(diff.is_empty(), "informative `{key}` is compared: {diff:?}");
+        } else {
+            ensure!(
+                diff == [key.clone()],
+                "a change of `{key}` is reported as {diff:?}"
+            );
+        }
+    }
+    for must in [
+        "seed",
+        "corpusDigest",
+        "labelSeal",
+        "investigator",
+        "repeats",
+    ] {
+        ensure!(
+            keys.iter().any(|k| k == must),
+            "the manifest has no `{must}`"
+        );
+    }
+    Ok(())
+}
+
+fn a_killed_battery_resumed_equals_one_never_interrupted() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    // Every command trial takes a while and ends with no answer: the kill lands mid-run.
+    let args = |flag: &str, dir: &std::path::Path| -> Vec<String> {
+        f.battery_args(&[
+            flag,
+            dir.to_str().unwrap(),
+            "--no-controls",
+            "--jobs",
+            "1",
+            "--investigator",
+            "command",
+            "--backend",
+            "native",
+            "--allow-degraded-native",
+            "--command",
+            "sh",
+            "-c",
+            "sleep 0.2",
+        ])
+    };
+    let killed = f.out("killed");
+    let mut child = Command::new(ENGINE)
+        .args(args("--out", &killed))
+        .current_dir(f.root())
+        .env("TMPDIR", f.root().join("tmp"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let trials = killed.join("trials");
+    let start = Instant::now();
+    let records = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    while records(&trials) == 0 {
+        if start.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            return Err("the battery wrote no trial record to kill it after".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: a plain signal to the child this trial spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let done = records(&trials);
+    ensure!(done < 4, "the battery finished before it was killed");
+    ensure!(
+        !killed.join("results.json").exists(),
+        "a killed battery wrote results.json"
+    );
+    let stray = trials.join(".x.json.tmp-01KILLED");
+    std::fs::write(&stray, "{\"half\": ").unwrap();
+
+    let resume = args("--resume", &killed);
+    let resume: Vec<&str> = resume.iter().map(String::as_str).collect();
+    let resumed = f.cli(&resume);
+    ensure!(
+        resumed.status.success(),
+        "--resume failed: {}\n{}",
+        stdout(&resumed),
+        stderr(&resumed)
+    );
+    ensure!(!stray.exists(), "the stray temp file was not swept");
+    let whole = f.out("whole");
+    let once = args("--out", &whole);
+    let once: Vec<&str> = once.iter().map(String::as_str).collect();
+    let uninterrupted = f.cli(&once);
+    ensure!(
+        uninterrupted.status.success(),
+        "the uninterrupted battery failed: {}",
+        stderr(&uninterrupted)
+    );
+    let a = read_results(&killed).map_err(failed)?;
+    let b = read_results(&whole).map_err(failed)?;
+    ensure!(
+        a.trials.len() == 4 && a.complete,
+        "the resumed battery is not whole"
+    );
+    ensure!(
+        comparable(&a) == comparable(&b),
+        "killed at {done} of 4 and resumed, the results differ from an uninterrupted run:\n{:#}\n{:#}",
+        comparable(&a),
+        comparable(&b)
+    );
+    Ok(())
+}
+
+fn all_shards_merged_equal_the_unpartitioned_run() -> Result<(), Failed> {
+    // Two scenarios in the first of two shards, one in the second.
+    let three = [PROPOSAL, CONFLICTED, DECLINE];
+    let f = Fixture::new(&three);
+    let whole = battery_ok(&f.config("whole", Arm::Oracle))?.results;
+    let mut shards = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for k in 1..=2 {
+        let mut cfg = f.config(&format!("shard{k}"), Arm::Oracle);
+        cfg.partition = Some(Partition { k, n: 2 });
+        let doc = battery_ok(&cfg)?.results;
+        let scenarios: BTreeSet<String> = doc.trials.iter().map(|t| t.scenario.clone()).collect();
+        ensure!(!scenarios.is_empty(), "shard {k}/2 is empty");
+        ensure!(
+            doc.trials.len() == 2 * scenarios.len(),
+            "shard {k}/2 split a scenario's trials"
+        );
+        seen.extend(scenarios);
+        shards.push(cfg.out);
+    }
+    seen.sort();
+    let mut all: Vec<String> = three.iter().map(|s| s.to_string()).collect();
+    all.sort();
+    ensure!(
+        seen == all,
+        "the shards do not hold every scenario exactly once: {seen:?}"
+    );
+    let (merged, warnings) = merge(&shards, &f.out("merged"), false).map_err(failed)?;
+    ensure!(
+        warnings.is_empty(),
+        "shards of one battery differ: {warnings:?}"
+    );
+    ensure!(
+        merged.manifest.partition.is_none(),
+        "the merged manifest names a partition"
+    );
+    ensure!(
+        comparable(&merged) == comparable(&whole),
+        "merged shards differ from the unpartitioned run:\n{:#}\n{:#}",
+        comparable(&merged),
+        comparable(&whole)
+    );
+    Ok(())
+}
+
+/// Every contribution interval of a summary, classes then overall.
+fn bounds(s: &(Vec<ClassSummary>, ClassSummary)) -> Vec<Option<(f64, f64)>> {
+    s.0.iter()
+        .chain(std::iter::once(&s.1))
+        .map(|c| c.contribution.as_ref().map(|k| (k.low, k.high)))
+        .collect()
+}
+
+fn every_interval_is_recomputed_from_results_json_alone() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    battery_ok(&f.config("out", Arm::Oracle))?;
+    let doc = read_results(&f.out("out")).map_err(failed)?;
+    let (classes, overall) = summarize(
+        &doc.trials,
+        &doc.manifest.arms,
+        doc.manifest.investigator.arm,
+        doc.manifest.seed,
+    );
+    ensure!(
+        classes == doc.classes,
+        "the class summaries do not recompute from results.json"
+    );
+    ensure!(
+        overall == doc.overall,
+        "the overall summary does not recompute"
+    );
+    // On a corpus big enough for intervals to spread: the seed is what they depend on.
+    let mut trials = Vec::new();
+    for class in ["documented", "conflicting"] {
+        for i in 0..20 {
+            let s = format!("{class}/s{i}");
+            for r in 0..2 {
+                let k = i + r as usize;
+                trials.push(synthetic(&s, Arm::Baseline, r, k.is_multiple_of(4)));
+                trials.push(synthetic(&s, Arm::Heuristic, r, !(k * 7).is_multiple_of(3)));
+            }
+        }
+    }
+    let arms = [Arm::Baseline, Arm::Heuristic];
+    let one = summarize(&trials, &arms, Arm::Heuristic, 1);
+    let two = summarize(&trials, &arms, Arm::Heuristic, 2);
+    ensure!(
+        bounds(&one).iter().all(Option::is_some),
+        "no interval on the synthetic corpus"
+    );
+    ensure!(
+        bounds(&one) != bounds(&two),
+        "another seed gave the same intervals: the resampling ignores the seed"
+    );
+    Ok(())
+}
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        Check {
+            name: "battery::resuming_with_another_seed_is_refused_naming_the_field",
+            rules: &["R-BAT-11"],
+            run: resuming_with_another_seed_is_refused_naming_the_field,
+        },
+        Check {
+            name: "battery::merging_shards_with_another_seed_is_refused_unless_forced",
+            rules: &["R-BAT-11"],
+            run: merging_shards_with_another_seed_is_refused_unless_forced,
+        },
+        Check {
+            name: "battery::only_the_informative_manifest_fields_may_differ",
+            rules: &["R-BAT-11"],
+            run: only_the_informative_manifest_fields_may_differ,
+        },
+        Check {
+            name: "battery::a_killed_battery_resumed_equals_one_never_interrupted",
+            rules: &["R-BAT-12"],
+            run: a_killed_battery_resumed_equals_one_never_interrupted,
+        },
+        Check {
+            name: "battery::all_shards_merged_equal_the_unpartitioned_run",
+            rules: &["R-BAT-13"],
+            run: all_shards_merged_equal_the_unpartitioned_run,
+        },
+        Check {
+            name: "battery::every_interval_is_recomputed_from_results_json_alone",
+            rules: &["R-BAT-14"],
+            run: every_interval_is_recomputed_from_results_json_alone,
+        },
+    ]
+}

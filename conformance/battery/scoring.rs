@@ -1,0 +1,286 @@
+//! What a battery spends and what it reports: the budget cap (R-BAT-15) and harmful
+//! changes, above all those reconciled to `auto` (R-BAT-16).
+
+use anvil_bench::battery::arm::Arm;
+use anvil_bench::battery::plan::Selector;
+use anvil_bench::battery::runner::{Admit, Budget};
+use anvil_bench::battery::summary::ArmSummary;
+use libtest_mimic::Failed;
+use proptest::prelude::*;
+use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
+use serde_json::json;
+
+use super::{Fixture, PROPOSAL, battery_ok, trial};
+use crate::support::{failed, write_json};
+use crate::{Check, ensure};
+
+/// One step of a budget's life: start a trial, or end the `pick`-th running one having
+/// spent `share` of its cap (or, for an overrun, `share` times it).
+#[derive(Debug, Clone)]
+enum Step {
+    Start,
+    End { pick: usize, share: f64 },
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec(
+        prop_oneof![
+            Just(Step::Start),
+            (any::<usize>(), 0.0..=1.0f64).prop_map(|(pick, share)| Step::End { pick, share }),
+        ],
+        1..60,
+    )
+}
+
+/// Plays `steps` on a budget of `max` with `slots` trials at once, settling each trial at
+/// `cost(cap, share)`; checks that admission stops once the spend reaches the cap, and
+/// returns the final spend and the largest single cost.
+fn play(
+    max: f64,
+    slots: usize,
+    steps: &[Step],
+    cost: impl Fn(f64, f64) -> f64,
+) -> Result<(f64, f64), TestCaseError> {
+    let mut b = Budget::new(Some(max), slots);
+    let mut running: Vec<f64> = Vec::new();
+    let mut largest = 0.0f64;
+    let mut settle = |b: &mut Budget, cap: f64, share: f64| {
+        let c = cost(cap, share);
+        largest = largest.max(c);
+        b.settle(Some(cap), c);
+    };
+    for step in steps {
+        match step {
+            Step::Start if running.len() < slots => {
+                let spent_out = b.spent >= max;
+                match b.admit(running.len()) {
+                    Admit::Go(Some(cap)) => {
+                        prop_assert!(!spent_out, "admitted at spend {} of {max}", b.spent);
+                        prop_assert!(cap > 0.0, "admitted with a cap of {cap}");
+                        running.push(cap);
+                    }
+                    Admit::Go(None) => prop_assert!(false, "a capped budget gave no cap"),
+                    Admit::Stop => {}
+                }
+            }
+            Step::Start => {}
+            Step::End { pick, share } if !running.is_empty() => {
+                let cap = running.remove(pick % running.len());
+                settle(&mut b, cap, *share);
+            }
+            Step::End { .. } => {}
+        }
+    }
+    for cap in running {
+        settle(&mut b, cap, 1.0);
+    }
+    Ok((b.spent, largest))
+}
+
+fn the_budget_is_never_passed_when_trials_keep_to_their_caps() -> Result<(), Failed> {
+    // A runner counts its successes across runs: one per property.
+    let runner = || {
+        TestRunner::new(PropConfig {
+            cases: 512,
+            failure_persistence: None,
+            ..PropConfig::default()
+        })
+    };
+    // Any number of trials at once, each spending at most its cap: never over the budget.
+    runner()
+        .run(
+            &(0.01..50.0f64, 1..6usize, steps()),
+            |(max, slots, steps)| {
+                let (spent, _) = play(max, slots, &steps, |cap, share| cap * share)?;
+                prop_assert!(
+                    spent <= max * (1.0 + 1e-9),
+                    "spent {spent} of {max} with {slots} slots"
+                );
+                Ok(())
+            },
+        )
+        .map_err(|e| failed(format!("{e}")))?;
+    // One trial at a time, each overrunning its cap up to tenfold: the budget is passed by
+    // less than one trial's cost.
+    runner()
+        .run(&(0.01..50.0f64, steps()), |(max, steps)| {
+            let (spent, largest) = play(max, 1, &steps, |cap, share| cap * share * 10.0)?;
+            prop_assert!(
+                spent < max + largest + 1e-9,
+                "spent {spent} of {max}, the largest trial cost {largest}"
+            );
+            Ok(())
+        })
+        .map_err(|e| failed(format!("{e}")))?;
+    // No budget, no cap.
+    let mut b = Budget::new(None, 2);
+    ensure!(
+        b.admit(0) == Admit::Go(None),
+        "an uncapped battery capped a trial"
+    );
+    Ok(())
+}
+
+fn trials_the_budget_refuses_are_listed_as_not_run() -> Result<(), Failed> {
+    // Only model arms cost money; none is admitted on a budget of zero, so no model CLI
+    // is needed to see them refused.
+    let f = Fixture::new(&[PROPOSAL, super::CONFLICTED]);
+    let mut cfg = f.config("out", Arm::Codex);
+    cfg.max_budget_usd = Some(0.0);
+    let doc = battery_ok(&cfg)?.results;
+    let listed: Vec<(&str, &str)> = doc
+        .not_run
+        .iter()
+        .map(|n| (n.id.as_str(), n.reason.as_str()))
+        .collect();
+    let want = [
+        ("conflicting/request-timeout::codex#0", "budget"),
+        ("documented/checkout-timeout::codex#0", "budget"),
+    ];
+    ensure!(
+        listed == want,
+        "expected the codex trials listed as over budget, got {listed:?}"
+    );
+    ensure!(
+        doc.trials.iter().all(|t| t.arm == Arm::Baseline) && doc.trials.len() == 2,
+        "the budget stopped a free trial, or ran a refused one: {:?}",
+        doc.trials.iter().map(|t| &t.id).collect::<Vec<_>>()
+    );
+    ensure!(!doc.complete, "a battery with trials not run says complete");
+    Ok(())
+}
+
+const SESSION: &str = "conflicting/session-timeout";
+const EMAIL: &str = "sensitive/customer-email";
+
+/// A script citing a region the label names and claiming `value`, which the label rejects.
+fn wrong_value_script(
+    f: &Fixture,
+    name: &str,
+    cites: &[(&str, u32, u32)],
+    predicate: &str,
+    value: serde_json::Value,
+) -> std::path::PathBuf {
+    let mut steps: Vec<serde_json::Value> = cites
+        .iter()
+        .map(|(path, a, b)| json!({"addEvidence": {"path": path, "startLine": a, "endLine": b}}))
+        .collect();
+    let refs: Vec<String> = (0..cites.len()).map(|i| format!("@{i}")).collect();
+    steps.extend([
+        json!({"addClaim": {"predicate": predicate, "value": value, "artifacts": refs}}),
+        json!({"freezeResearch": {}}),
+        json!({"propose": {"value": value, "claims": [format!("@{}", cites.len())],
+                           "rationale": "the cited lines state it"}}),
+        json!({"validate": {}}),
+        json!({"finalize": {}}),
+    ]);
+    let file = f.root().join(name);
+    write_json(
+        &file,
+        &json!({"format": "anvil-script", "formatVersion": 1, "steps": steps}),
+    );
+    file
+}
+
+fn harmful_counts(a: &ArmSummary) -> (usize, usize, Option<f64>, Option<f64>) {
+    (
+        a.harmful,
+        a.harmful_at_auto,
+        a.harmful_rate,
+        a.harmful_at_auto_rate,
+    )
+}
+
+fn a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto() -> Result<(), Failed> {
+    let f = Fixture::new(&[SESSION, EMAIL]);
+    // A unit the cited code states, on a field whose sources disagree elsewhere (the label
+    // wants `conflicted`): attested, grounded, auto-approvable — and wrong. (Should the
+    // engine's gate come to see this conflict, pick another wrong value that reaches auto:
+    // the trial is about the reporting, not the gate.)
+    let auto = wrong_value_script(
+        &f,
+        "auto.json",
+        &[
+            ("src/authsvc/settings.py", 8, 22),
+            ("src/authsvc/sessions.py", 25, 29),
+        ],
+        "field.unit",
+        json!("ms"),
+    );
+    // A wrong sensitivity on the labelled regions: safety-sensitive, so it goes to review.
+    let review = wrong_value_script(
+        &f,
+        "review.json",
+        &[
+            ("src/shop/logconf.py", 3, 9),
+            ("src/shop/orders.py", 28, 30),
+        ],
+        "field.sensitivity",
+        json!("secret"),
+    );
+    for (id, script, tier, at_auto) in [(SESSION, auto, "auto", 1), (EMAIL, review, "review", 0)] {
+        let mut cfg = f.config(&format!("out-{tier}"), Arm::Scripted);
+        cfg.driver.script = Some(script);
+        cfg.selector = Selector {
+            globs: vec![id.into()],
+            ..Selector::default()
+        };
+        let doc = battery_ok(&cfg)?.results;
+        let t = trial(&doc, id, Arm::Scripted)?;
+        ensure!(
+            t.patch.is_some() && t.tier.as_deref() == Some(tier),
+            "{}: expected a patch at tier {tier}, got {:?} at {:?} ({:?})",
+            t.id,
+            t.patch,
+            t.tier,
+            t.reason
+        );
+        ensure!(
+            t.harmful && t.harmful_at_auto == (at_auto == 1) && !t.correct,
+            "{}: harmful {} harmfulAtAuto {} correct {}",
+            t.id,
+            t.harmful,
+            t.harmful_at_auto,
+            t.correct
+        );
+        let class = id.split('/').next().unwrap();
+        let summary = doc
+            .classes
+            .iter()
+            .find(|c| c.class == class)
+            .ok_or("no class summary")?;
+        let want = (1, at_auto, Some(1.0), Some(at_auto as f64));
+        for (what, s) in [(class, summary), ("overall", &doc.overall)] {
+            ensure!(
+                harmful_counts(&s.arms["scripted"]) == want,
+                "{what}: scripted (harmful, harmfulAtAuto, rates) = {:?}, expected {want:?}",
+                harmful_counts(&s.arms["scripted"])
+            );
+            ensure!(
+                harmful_counts(&s.arms["baseline"]) == (0, 0, Some(0.0), Some(0.0)),
+                "{what}: the declining baseline is counted harmful"
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        Check {
+            name: "battery::the_budget_is_never_passed_when_trials_keep_to_their_caps",
+            rules: &["R-BAT-15"],
+            run: the_budget_is_never_passed_when_trials_keep_to_their_caps,
+        },
+        Check {
+            name: "battery::trials_the_budget_refuses_are_listed_as_not_run",
+            rules: &["R-BAT-15"],
+            run: trials_the_budget_refuses_are_listed_as_not_run,
+        },
+        Check {
+            name: "battery::a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto",
+            rules: &["R-BAT-16"],
+            run: a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto,
+        },
+    ]
+}
