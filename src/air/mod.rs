@@ -1,14 +1,16 @@
-//! AIR — the API model a case refines: the document, target keys, the canonical hash, and
-//! deterministic deficiency detection.
+//! AIR — the API model a case refines: the document, target keys, the canonical hash,
+//! deterministic deficiency detection, and import from (and export back to) OpenAPI.
 
 mod detect;
 mod model;
+pub mod openapi;
 mod target;
 
 pub use detect::{
     Deficiency, DeficiencyCode, Severity, deficiencies_for, detect, is_tautological, name_words,
 };
 pub use model::{
-    AIR_VERSION, Air, AirError, Capability, ErrorDef, Field, Operation, Provenance, Service,
+    AIR_VERSION, Air, AirError, AirSource, Capability, Composition, ErrorDef, Field, Operation,
+    Provenance, Service,
 };
 pub use target::{Location, TargetKey, TargetKeyError, TargetKind, is_field_name, is_segment_id};

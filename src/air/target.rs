@@ -17,6 +17,8 @@ pub enum Location {
     InputQuery,
     #[serde(rename = "input.header")]
     InputHeader,
+    #[serde(rename = "input.cookie")]
+    InputCookie,
     #[serde(rename = "input.body")]
     InputBody,
     #[serde(rename = "output.body")]
@@ -24,10 +26,11 @@ pub enum Location {
 }
 
 impl Location {
-    pub const ALL: [Location; 5] = [
+    pub const ALL: [Location; 6] = [
         Location::InputPath,
         Location::InputQuery,
         Location::InputHeader,
+        Location::InputCookie,
         Location::InputBody,
         Location::OutputBody,
     ];
@@ -37,6 +40,7 @@ impl Location {
             Location::InputPath => "input.path",
             Location::InputQuery => "input.query",
             Location::InputHeader => "input.header",
+            Location::InputCookie => "input.cookie",
             Location::InputBody => "input.body",
             Location::OutputBody => "output.body",
         }
@@ -205,7 +209,7 @@ impl FromStr for TargetKey {
             }
         }
         Err(fail(
-            "after the operation comes `error.<CODE>` or a location (input.path, input.query, input.header, input.body, output.body) and a field name",
+            "after the operation comes `error.<CODE>` or a location (input.path, input.query, input.header, input.cookie, input.body, output.body) and a field name",
         ))
     }
 }

@@ -14,8 +14,17 @@ use crate::skill::registry;
 #[derive(Debug, Args)]
 pub struct DetectArgs {
     /// The AIR document (.json, .yaml or .yml).
-    #[arg(long, value_name = "FILE")]
-    pub air: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "spec",
+        conflicts_with = "spec"
+    )]
+    pub air: Option<PathBuf>,
+    /// An OpenAPI 3.0/3.1 or Swagger 2.0 description: import it and print a summary per
+    /// operation (deficiencies by skill).
+    #[arg(long, value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
     /// Print a versioned JSON document instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -40,7 +49,12 @@ struct Row {
 }
 
 pub fn detect(args: DetectArgs) -> u8 {
-    let air = match Air::load(&args.air) {
+    let path = match (&args.air, &args.spec) {
+        (_, Some(spec)) => return super::air_cmd::detect_spec(spec, args.json),
+        (Some(air), None) => air,
+        (None, None) => return exit::USAGE,
+    };
+    let air = match Air::load(path) {
         Ok(a) => a,
         Err(e) => return super::fail(&CaseError::Air(e), args.json),
     };
@@ -53,7 +67,7 @@ pub fn detect(args: DetectArgs) -> u8 {
             deficiencies: &plan,
         });
     } else if plan.is_empty() {
-        println!("no deficiencies in {}", args.air.display());
+        println!("no deficiencies in {}", path.display());
     } else {
         let rows = plan.iter().map(|d| Row {
             target: d.target.to_string(),

@@ -3,6 +3,7 @@
 //! Parse, call the library, print. Human output goes to stdout; errors go to stderr as
 //! `error: …` (and, with `--json`, also as a JSON object on stdout).
 
+mod air_cmd;
 mod battery_cmd;
 mod case_cmd;
 mod detect_cmd;
@@ -43,6 +44,9 @@ pub struct Cli {
 pub enum Command {
     /// Detect deficiencies in an AIR document: the deterministic refinement plan.
     Detect(detect_cmd::DetectArgs),
+    /// Import OpenAPI/Swagger descriptions into AIR and export refined AIR back into them.
+    #[command(subcommand)]
+    Air(air_cmd::AirCommand),
     /// List the built-in skill contracts.
     Skills(detect_cmd::SkillsArgs),
     /// Run scripted cases end to end on the bundled payments example: open, investigate
@@ -115,6 +119,7 @@ pub fn main() -> ExitCode {
     }
     let code = match cli.command {
         Command::Detect(args) => detect_cmd::detect(args),
+        Command::Air(cmd) => air_cmd::run(cmd),
         Command::Skills(args) => detect_cmd::skills(args),
         Command::Demo(args) => detect_cmd::demo(args),
         Command::Case(cmd) => case_cmd::run(*cmd),
