@@ -53,6 +53,8 @@ fn bundled(dir: &str) -> PathBuf {
 struct Plan {
     out: PathBuf,
     scenarios: Vec<String>,
+    /// Scenarios in the bundled corpus (all selected: the README's main command as it is).
+    total: usize,
 }
 
 static PLAN: OnceLock<Plan> = OnceLock::new();
@@ -98,26 +100,61 @@ fn config(scenarios: &[String], out: &Path, investigator: Arm) -> Config {
     }
 }
 
-/// The shared battery's results, run on first use.
+/// The shared battery's results, run on first use: the README's main command
+/// (`anvil-bench battery`, its defaults) through the real binary, with `--out` and `--json`
+/// (and `--scenario` globs when the trials were filtered); its results.json must validate
+/// against the schema `battery --schema` prints, and the command must exit 0.
 fn results() -> Result<&'static ResultsDoc, Failed> {
     RESULTS
         .get_or_init(|| {
             let plan = PLAN
                 .get()
                 .expect("main sets the plan before any trial runs");
-            let cfg = config(&plan.scenarios, &plan.out, Arm::Heuristic);
             let started = std::time::Instant::now();
-            let r = run(&cfg, &CancelHandle::new(), &mut |_: Event| {})
-                .map(|o| o.results)
-                .map_err(|e| format!("the battery failed: {e}"));
+            let mut cmd = std::process::Command::new(ENGINE);
+            cmd.arg("battery")
+                .arg("--out")
+                .arg(&plan.out)
+                .arg("--json")
+                .arg("--repeats")
+                .arg(repeats().to_string())
+                .stdin(std::process::Stdio::null());
+            if plan.scenarios.len() < plan.total {
+                for s in &plan.scenarios {
+                    cmd.arg("--scenario").arg(s);
+                }
+            }
+            let out = cmd.output().map_err(|e| format!("cannot run {ENGINE}: {e}"))?;
             eprintln!(
                 "battery: {} scenarios × {} arms × {} repeats in {:.1}s",
                 plan.scenarios.len(),
                 ARMS.len(),
-                cfg.repeats,
+                repeats(),
                 started.elapsed().as_secs_f64()
             );
-            r
+            if !out.status.success() {
+                return Err(format!(
+                    "`anvil-bench battery` exited {:?}: {}",
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            let bytes = std::fs::read(plan.out.join("results.json"))
+                .map_err(|e| format!("no results.json: {e}"))?;
+            let doc: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+            let schema = std::process::Command::new(ENGINE)
+                .args(["battery", "--schema"])
+                .output()
+                .map_err(|e| e.to_string())?;
+            let schema: serde_json::Value =
+                serde_json::from_slice(&schema.stdout).map_err(|e| e.to_string())?;
+            let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
+            let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+            if !errors.is_empty() {
+                return Err(format!("results.json does not match its schema: {errors:#?}"));
+            }
+            serde_json::from_value::<ResultsDoc>(doc).map_err(|e| e.to_string())
         })
         .as_ref()
         .map_err(|e| Failed::from(e.as_str()))
@@ -325,6 +362,7 @@ fn main() -> ExitCode {
     let _ = PLAN.set(Plan {
         out: dir.path().join("out"),
         scenarios: needed,
+        total: ids.len(),
     });
     let code = libtest_mimic::run(&args, trials).exit_code();
     drop(dir);
