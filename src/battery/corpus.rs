@@ -283,23 +283,7 @@ fn entries(dir: &Path, dirs: bool, problems: &mut Vec<Problem>) -> std::io::Resu
 /// Every symlink or other non-regular, non-directory entry under `dir`, sorted (none is
 /// followed).
 pub fn special_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in read.flatten() {
-            let Ok(ty) = entry.file_type() else { continue };
-            if ty.is_dir() {
-                stack.push(entry.path());
-            } else if !ty.is_file() {
-                out.push(entry.path());
-            }
-        }
-    }
-    out.sort();
-    out
+    walk(dir, |ty| !ty.is_dir() && !ty.is_file())
 }
 
 fn name_of(path: &Path) -> String {
@@ -441,6 +425,12 @@ pub fn seal(labels: &[Label]) -> String {
 /// Every regular file under `dir`, recursively, sorted; hidden names included (a canary in a
 /// dotfile is still a leak). Symlinks are not followed.
 pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    walk(dir, std::fs::FileType::is_file)
+}
+
+/// Every non-directory entry under `dir` (recursively, never through a symlink) whose type
+/// `keep` accepts, sorted.
+fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -451,7 +441,7 @@ pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
             let Ok(ty) = entry.file_type() else { continue };
             if ty.is_dir() {
                 stack.push(entry.path());
-            } else if ty.is_file() {
+            } else if keep(&ty) {
                 out.push(entry.path());
             }
         }
