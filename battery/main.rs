@@ -124,7 +124,9 @@ fn results() -> Result<&'static ResultsDoc, Failed> {
                     cmd.arg("--scenario").arg(s);
                 }
             }
-            let out = cmd.output().map_err(|e| format!("cannot run {ENGINE}: {e}"))?;
+            let out = cmd
+                .output()
+                .map_err(|e| format!("cannot run {ENGINE}: {e}"))?;
             eprintln!(
                 "battery: {} scenarios × {} arms × {} repeats in {:.1}s",
                 plan.scenarios.len(),
@@ -152,7 +154,9 @@ fn results() -> Result<&'static ResultsDoc, Failed> {
             let validator = jsonschema::validator_for(&schema).map_err(|e| e.to_string())?;
             let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
             if !errors.is_empty() {
-                return Err(format!("results.json does not match its schema: {errors:#?}"));
+                return Err(format!(
+                    "results.json does not match its schema: {errors:#?}"
+                ));
             }
             serde_json::from_value::<ResultsDoc>(doc).map_err(|e| e.to_string())
         })

@@ -473,6 +473,15 @@ pub const RULES: &[(&str, &str)] = &[
         "R-BAT-16",
         "harmful and harmful-at-auto (a wrong change reconciled to `auto`) are reported per class and overall",
     ),
+    // The engine's gate
+    (
+        "R-GATE-1",
+        "a value reaches `auto` only when a line its claims cite states it by the skill's attestation rules (contract data: each language's unit idioms, retry and redaction patterns, a description's content words), at the skill's strength with comments counting as comments; otherwise review at best, and close.json names the rule and line, or says none matched",
+    ),
+    (
+        "R-GATE-2",
+        "two verified frozen excerpts stating different values for a predicate are a conflict recorded at freeze, even when only one side was claimed; it keeps the value from `auto`, and the agent may decline `conflicted`",
+    ),
     // Project additions
     (
         "X-DRV-1",

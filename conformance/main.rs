@@ -15,6 +15,7 @@ mod corpus;
 mod document;
 mod drivers;
 mod evidence;
+mod gate;
 mod hostile;
 mod identity;
 mod lifecycle;
@@ -57,6 +58,7 @@ fn discover() -> Vec<Check> {
     all.extend(schema::checks());
     all.extend(open_refusals::checks());
     all.extend(reconcile::checks());
+    all.extend(gate::checks());
     all.extend(corpus::checks());
     all.extend(tools::checks());
     all.extend(hostile::checks());

@@ -83,14 +83,16 @@ const CASES: &[Scripted] = &[
     Scripted {
         skill: "describe-field",
         target: "op.create_payment.output.body.payment_id",
+        // The whole of create_payment (the gateway authorisation whose id it returns) and
+        // the doc line on GET: the description says only what these lines state.
         evidence: &[
-            ("src/payments/service.py", 51, 54),
+            ("src/payments/service.py", 42, 54),
             ("docs/payments.md", 6, 6),
         ],
         predicate: "field.description",
         value: || {
             json!(
-                "Identifier of the new payment; pass it to GET /payments/{payment_id} to read it back."
+                "The gateway authorisation id that POST /payments returns; GET /payments/{payment_id} returns the payment it created."
             )
         },
     },

@@ -1,17 +1,20 @@
 //! anvil-bench: a coding agent investigates a repository and proposes one grounded fix to
 //! an API model; the engine owns everything that must be trustworthy.
 //!
-//! * [`air`] — the API model (AIR v1): loading, target keys, the canonical hash, and
-//!   deterministic deficiency detection.
+//! * [`air`] — the API model (AIR v1): loading, target keys, the canonical hash,
+//!   deterministic deficiency detection, and OpenAPI/Swagger import and export
+//!   ([`air::openapi`]).
 //! * [`skill`] — skill contracts held as data, their vocabularies and policy.
 //! * [`case`] — case keys and immutable runs, `case.json` and its generated views
-//!   (CASE.md, the per-case proposal schema), proposal parsing and binding, lifecycle.
+//!   (CASE.md, the per-case proposal schema), proposal parsing and binding, lifecycle, and
+//!   attestation: whether cited lines state a claimed value (the engine's gate).
 //! * [`driver`] — the agent process runner (streaming, timeout, cancellation, process-group
 //!   kill) and the child's allowlisted environment.
 //! * [`sandbox`] — execution backends (native, bubblewrap), the model-endpoint bridge, the
 //!   rail relay, the attestation and the repository cleanliness check.
-//! * [`reconcile`] — close: re-verification, re-validation, the eval delta, approval tiers,
-//!   and application to the AIR with provenance.
+//! * [`reconcile`] — close: re-verification, re-validation, the eval delta, the gate
+//!   (attested values, no conflict between verified excerpts), approval tiers, and
+//!   application to the AIR with provenance.
 //! * [`demo`] — scripted cases end to end on the bundled example.
 //! * [`battery`] — the scenario corpus and its labels: strict formats, `scenarios check`,
 //!   and the labels seal.

@@ -2,7 +2,8 @@
 //!
 //! Invariant: `proposal_generated` needs a passing validation record in lifecycle.json
 //! (critique.json is review material and may not disagree with it); `supported` needs
-//! proof; `conflicted` needs a recorded conflict. Every outcome carries everything learned.
+//! proof; `conflicted` needs a recorded conflict (between claims, or between verified
+//! excerpts: R-GATE-2). Every outcome carries everything learned.
 
 use std::fmt;
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::attest::AttestedConflict;
 use super::claim::RawClaim;
 use super::error::CaseError;
 use super::evidence::EvidenceArtifact;
@@ -102,6 +104,9 @@ pub struct ResultDoc {
     pub claims: Vec<RawClaim>,
     pub claim_verdicts: Vec<ClaimVerdict>,
     pub conflicts: Vec<Conflict>,
+    /// Verified excerpts stating different values, claimed or not (R-GATE-2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attested_conflicts: Vec<AttestedConflict>,
     pub at: String,
 }
 
@@ -218,9 +223,11 @@ pub fn finalize(
                 supported = Some(prove_support(&run.doc, research)?);
             }
             Status::Conflicted => {
-                let has_conflict = research.as_ref().is_some_and(|r| !r.conflicts.is_empty());
+                let has_conflict = research
+                    .as_ref()
+                    .is_some_and(|r| !r.conflicts.is_empty() || !r.attested_conflicts.is_empty());
                 if !has_conflict {
-                    return Err(refuse("no_conflict", "conflicted needs a conflict recorded at freeze-research: two accepted claims asserting different values".into()));
+                    return Err(refuse("no_conflict", "conflicted needs a conflict recorded at freeze-research: two accepted claims asserting different values, or two verified excerpts stating different values".into()));
                 }
             }
             Status::InsufficientEvidence | Status::BlockedByMissingSource => {}
@@ -256,7 +263,11 @@ pub fn finalize(
                 .as_ref()
                 .map(|r| r.claims.clone())
                 .unwrap_or_default(),
-            conflicts: research.map(|r| r.conflicts).unwrap_or_default(),
+            conflicts: research
+                .as_ref()
+                .map(|r| r.conflicts.clone())
+                .unwrap_or_default(),
+            attested_conflicts: research.map(|r| r.attested_conflicts).unwrap_or_default(),
             at: now(),
         };
         store::write_doc(run_dir, RESULT_JSON, &result)?;

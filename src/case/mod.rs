@@ -4,6 +4,7 @@
 //! Invariant: `case` never spawns an agent. It reads the repository only through the
 //! engine's own code, and never writes an existing run from `open`.
 
+pub mod attest;
 pub mod claim;
 pub mod doc;
 pub mod error;

@@ -2,13 +2,16 @@
 //!
 //! Invariant: a claim's predicate is in the skill's vocabulary, it cites artifacts that
 //! exist, and it carries no excerpt. Stage 1 marks failing claims rejected with a reason,
-//! never drops them, and records every conflict; strength never settles a conflict.
+//! never drops them, marks each accepted claim on an output predicate attested or not
+//! (R-GATE-1), and records every conflict — between accepted claims, and between verified
+//! excerpts whether claimed or not (R-GATE-2); strength never settles a conflict.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::attest::{AttestedConflict, Attester, ClaimAttestation};
 use super::claim::RawClaim;
 use super::doc::CaseDoc;
 use super::evidence::{EvidenceArtifact, EvidenceDoc};
@@ -147,6 +150,10 @@ pub struct ClaimVerdict {
     pub status: ClaimStatus,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
+    /// For an accepted claim on an output predicate: whether its cited lines state its
+    /// value (R-GATE-1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attestation: Option<ClaimAttestation>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +190,9 @@ pub struct ResearchRecord {
     pub claims: Vec<ClaimVerdict>,
     pub values: Vec<ValueSupport>,
     pub conflicts: Vec<Conflict>,
+    /// Verified excerpts stating different values, claimed or not (R-GATE-2).
+    #[serde(default)]
+    pub attested_conflicts: Vec<AttestedConflict>,
     pub at: String,
 }
 
@@ -195,6 +205,13 @@ impl ResearchRecord {
 
     pub fn conflict_on(&self, predicate: &str) -> Option<&Conflict> {
         self.conflicts.iter().find(|c| c.predicate == predicate)
+    }
+
+    /// An unclaimed or claimed conflict between verified excerpts on `predicate`.
+    pub fn attested_conflict_on(&self, predicate: &str) -> Option<&AttestedConflict> {
+        self.attested_conflicts
+            .iter()
+            .find(|c| c.predicate == predicate)
     }
 }
 
@@ -232,6 +249,7 @@ pub fn stage_one(
     at: &str,
 ) -> ResearchRecord {
     let contract = &case.policy.contract;
+    let attester = Attester::new(case);
     let mut verdicts = Vec::new();
     let mut accepted: Vec<&RawClaim> = Vec::new();
     let mut seen = BTreeSet::new();
@@ -248,16 +266,18 @@ pub fn stage_one(
         if !seen.insert(claim.id.clone()) {
             reasons.push(format!("duplicate claim id `{}`", claim.id));
         }
-        let status = if reasons.is_empty() {
+        let (status, attestation) = if reasons.is_empty() {
             accepted.push(claim);
-            ClaimStatus::Accepted
+            let a = attester.attest(&claim.predicate, &claim.value, &[claim], evidence);
+            (ClaimStatus::Accepted, a)
         } else {
-            ClaimStatus::Rejected
+            (ClaimStatus::Rejected, None)
         };
         verdicts.push(ClaimVerdict {
             id: claim.id.clone(),
             status,
             reasons,
+            attestation,
         });
     }
     let mut values: Vec<ValueSupport> = Vec::new();
@@ -299,10 +319,18 @@ pub fn stage_one(
             })
         })
         .collect();
+    let mut claimed: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for c in &accepted {
+        let list = claimed.entry(c.predicate.clone()).or_default();
+        if !list.contains(&c.value) {
+            list.push(c.value.clone());
+        }
+    }
     ResearchRecord {
         claims: verdicts,
         values,
         conflicts,
+        attested_conflicts: attester.conflicts(evidence, &claimed),
         at: at.to_string(),
     }
 }

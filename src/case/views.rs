@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::doc::CaseDoc;
 use super::schema::proposal_schema;
+use crate::skill::Attestation;
 
 pub const CASE_MD: &str = "CASE.md";
 pub const SCHEMA_FILE: &str = "expected-output.schema.json";
@@ -33,6 +34,54 @@ fn fmt_value(v: &Value) -> String {
         Value::String(s) => format!("\"{s}\""),
         other => other.to_string(),
     }
+}
+
+/// The gate section: cite the lines that state the value (R-GATE-1, R-GATE-2).
+fn render_attestation(s: &mut String, c: &crate::skill::SkillPolicy) {
+    let _ = writeln!(
+        s,
+        "## Cite the lines that state the value\n\n\
+         The engine reads the lines each claim cites with this skill's attestation rules (`policy.contract.attestation` in case.json). \
+         A value the cited lines do not state cannot be applied without review, however strong the evidence around it.\n"
+    );
+    for (predicate, att) in &c.attestation {
+        match att {
+            Attestation::Patterns { rules } => {
+                let mut stated: Vec<&serde_json::Value> = Vec::new();
+                for v in rules.iter().flat_map(|r| r.values.iter()) {
+                    if !stated.contains(&v) {
+                        stated.push(v);
+                    }
+                }
+                // In vocabulary order, when the field has a vocabulary.
+                let field = c.field_for_predicate(predicate).unwrap_or_default();
+                if let Some(crate::skill::ValueConstraint::Vocabulary { values }) =
+                    c.value_constraints.get(field)
+                {
+                    stated.sort_by_key(|v| values.iter().position(|x| v.as_str() == Some(x)));
+                }
+                let values: Vec<String> = stated.into_iter().map(fmt_value).collect();
+                let _ = writeln!(
+                    s,
+                    "- `{predicate}`: {} rules, matched on the cited lines that concern the target (name it, or a name or literal it flows into), state {}.",
+                    rules.len(),
+                    values.join(", ")
+                );
+            }
+            Attestation::ContentWords { share, .. } => {
+                let _ = writeln!(
+                    s,
+                    "- `{predicate}`: at least {}% of the text's content words (beyond the target's name and type, and common words) must appear in the cited lines.",
+                    (share * 100.0).round()
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "- A comment line counts as `comment` evidence unless it documents code that names the target.\n\
+         - Every frozen excerpt is read the same way: two verified excerpts that state different values are a conflict even if you claim only one of them, and the value cannot be applied without review. Finalize `conflicted` when that is the truth.\n"
+    );
 }
 
 /// CASE.md: the brief the driver hands the agent.
@@ -200,6 +249,8 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         c.auto_approve.describe(),
         c.safety_sensitive.describe()
     );
+
+    render_attestation(&mut s, c);
 
     let _ = writeln!(s, "## You may not\n");
     for rule in &p.prohibitions {

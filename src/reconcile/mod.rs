@@ -1,11 +1,13 @@
 //! Close: re-verify, re-validate, measure the eval delta, reconcile into an approval tier,
 //! and (on request) apply to the AIR with provenance.
 //!
-//! Invariant: a case's result re-enters the same deterministic back half as any proposal.
+//! Invariant: a case's result re-enters the same deterministic back half as any proposal,
+//! and nothing reaches `auto` past the engine's gate (`gate`: R-GATE-1, R-GATE-2).
 //! Close trusts nothing the agent left: it re-reads every verified artifact from the
 //! repository, re-parses and re-binds the proposal, and re-runs validation.
 
 pub mod delta;
+pub mod gate;
 
 use std::path::Path;
 
@@ -26,6 +28,7 @@ use crate::case::store::{self, PROPOSAL_JSON, RESULT_JSON};
 use crate::case::validate::{ValidationRecord, Verdict};
 use crate::skill::Condition;
 use delta::{EvalDelta, apply_patch, measure};
+use gate::GateCheck;
 
 pub const CLOSE_JSON: &str = "close.json";
 
@@ -64,6 +67,10 @@ pub struct CloseDoc {
     pub artifacts_reverified: usize,
     pub validation: Option<ValidationRecord>,
     pub eval_delta: Option<EvalDelta>,
+    /// The gate's verdict on each value applied: which rule matched which cited line, or
+    /// that none did, and any disagreement between verified excerpts (R-GATE-1, R-GATE-2).
+    #[serde(default)]
+    pub gate: Vec<GateCheck>,
     pub applied: Option<Applied>,
     pub at: String,
 }
@@ -122,6 +129,7 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
         let air = Air::load(&air_path)?;
         let mut reasons = Vec::new();
         let mut escalate = None;
+        let mut gate = Vec::new();
         let (tier, validation, eval_delta, patched) = match result.status {
             Status::ProposalGenerated => {
                 let bytes = std::fs::read(run_dir.join(PROPOSAL_JSON))
@@ -156,6 +164,7 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
                         &run.doc,
                         &mut reasons,
                     );
+                    gate = gate::check(&frozen, &proposal.set, &proposal.grounding, &mut reasons);
                     if reasons.is_empty() {
                         Tier::Auto
                     } else {
@@ -190,6 +199,7 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
                 let set: Map<String, Value> = [(proof.field.clone(), proof.value.clone())]
                     .into_iter()
                     .collect();
+                let frozen = load_frozen(run.clone(), &lc)?;
                 let tier = if !delta.acceptable() {
                     reasons.push("proving the current value does not close the deficiency".into());
                     Tier::Reject
@@ -200,13 +210,16 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
                     if !contract.auto_approve.holds(&set) {
                         reasons.push("the skill is not auto-approvable for this value".into());
                     }
+                    let grounding = [(proof.field.clone(), proof.claim_ids.clone())]
+                        .into_iter()
+                        .collect();
+                    gate = gate::check(&frozen, &set, &grounding, &mut reasons);
                     if reasons.is_empty() {
                         Tier::Auto
                     } else {
                         Tier::Review
                     }
                 };
-                let frozen = load_frozen(run.clone(), &lc)?;
                 let ids = frozen
                     .claims
                     .claims
@@ -296,6 +309,7 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
             artifacts_reverified: reverified,
             validation,
             eval_delta,
+            gate,
             applied,
             at: now(),
         };

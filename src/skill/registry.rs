@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::attestation::{self, Attestation};
 use crate::air::{DeficiencyCode, TargetKind};
 
 /// Where an evidence artifact lives, decided by the engine from the inspect scope (or
@@ -174,6 +175,8 @@ pub struct SkillPolicy {
     pub auto_approve: Condition,
     pub safety_sensitive: Condition,
     pub checks: Vec<String>,
+    /// Per output predicate: what text in an excerpt states a value (R-GATE-1).
+    pub attestation: BTreeMap<String, Attestation>,
 }
 
 impl SkillPolicy {
@@ -278,6 +281,7 @@ impl Registry {
                     ));
                 }
             }
+            attestation::check(&skill.name, &skill.policy)?;
         }
         Ok(Registry {
             skills: doc.skills,

@@ -1,0 +1,578 @@
+//! The engine's gate (R-GATE-1, R-GATE-2): a value reaches `auto` only when the lines its
+//! claims cite state it, by the skill's attestation rules (data in the contract), and no two
+//! verified frozen excerpts state different values for its predicate.
+
+mod languages;
+
+use std::path::PathBuf;
+
+use anvil_bench::case::Run;
+use anvil_bench::case::attest::AttestStatus;
+use anvil_bench::case::finalize::Status;
+use anvil_bench::case::research::ResearchRecord;
+use anvil_bench::driver::scripted::Agent;
+use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier, close};
+use libtest_mimic::Failed;
+use serde_json::{Value, json};
+
+use crate::support::*;
+use crate::{Check, ensure};
+
+pub fn checks() -> Vec<Check> {
+    let mut all = vec![
+        Check {
+            name: "gate::over_claiming_a_wrong_vocabulary_value_on_regions_naming_the_field_never_reaches_auto",
+            rules: &["R-GATE-1"],
+            run: over_claiming,
+        },
+        Check {
+            name: "gate::a_value_stated_only_by_a_comment_beside_unrelated_code_is_not_auto",
+            rules: &["R-GATE-1"],
+            run: padded_comment,
+        },
+        Check {
+            name: "gate::close_json_names_the_rule_and_line_that_attest_or_says_none_matched",
+            rules: &["R-GATE-1"],
+            run: explained,
+        },
+        Check {
+            name: "gate::a_supported_value_its_cited_lines_do_not_state_is_not_auto",
+            rules: &["R-GATE-1"],
+            run: supported_unattested,
+        },
+        Check {
+            name: "gate::a_description_is_attested_by_its_content_words_in_the_cited_lines",
+            rules: &["R-GATE-1"],
+            run: description_words,
+        },
+        Check {
+            name: "gate::an_unclaimed_conflict_between_verified_excerpts_is_recorded_at_freeze_and_blocks_auto",
+            rules: &["R-GATE-2"],
+            run: unclaimed_conflict,
+        },
+        Check {
+            name: "gate::the_agent_may_decline_conflicted_on_an_unclaimed_conflict",
+            rules: &["R-GATE-2", "R-REC-7"],
+            run: decline_conflicted,
+        },
+        Check {
+            name: "gate::agreeing_excerpts_other_fields_and_unverified_excerpts_make_no_conflict",
+            rules: &["R-GATE-2"],
+            run: no_false_conflict,
+        },
+    ];
+    all.extend(languages::checks());
+    all
+}
+
+/// Writes `rel` (relative to the repository) in `w`.
+pub fn write_repo(w: &World, rel: &str, text: &str) {
+    let path = w.repo().join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// What one scripted case ended as.
+pub struct Outcome {
+    pub run: PathBuf,
+    pub research: ResearchRecord,
+    pub close: CloseDoc,
+}
+
+impl Outcome {
+    /// The stage-1 attestation of the (first) claim.
+    pub fn attestation(&self) -> Result<AttestStatus, Failed> {
+        self.research
+            .claims
+            .first()
+            .and_then(|c| c.attestation.as_ref())
+            .map(|a| a.status)
+            .ok_or_else(|| failed(format!("no attestation recorded: {:?}", self.research)))
+    }
+
+    pub fn reasons(&self) -> String {
+        self.close.reasons.join(" | ")
+    }
+}
+
+fn predicate_of(skill: &str) -> &'static str {
+    match skill {
+        "annotate-unit" => "field.unit",
+        "enrich-error" => "error.retryable",
+        "classify-sensitivity" => "field.sensitivity",
+        "describe-operation" => "operation.description",
+        _ => "field.description",
+    }
+}
+
+/// Opens `skill` on `target`, cites `regions`, claims `value` on them and proposes it
+/// (or, with `status`, finalizes that status after freezing), then closes.
+pub fn case(
+    w: &World,
+    skill: &str,
+    target: &str,
+    deficiency: Option<&str>,
+    regions: &[(&str, u32, u32)],
+    value: Value,
+    status: Option<Status>,
+) -> Result<Outcome, Failed> {
+    let mut req = w.request(skill, target);
+    req.deficiency = deficiency.map(str::to_string);
+    let run = anvil_bench::case::open(&req).map_err(failed)?.run_dir;
+    let agent = Agent {
+        run_dir: run.clone(),
+        case: Run::load(&run).map_err(failed)?.doc,
+    };
+    let ids = regions
+        .iter()
+        .map(|(p, a, b)| agent.add_evidence(p, Some((*a, *b))))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failed)?;
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let claim = agent
+        .add_claim(predicate_of(skill), value.clone(), &refs, 0.9)
+        .map_err(failed)?;
+    let research = agent.freeze_research().map_err(failed)?;
+    match status {
+        None => {
+            agent.propose(value, &[&claim], "trial").map_err(failed)?;
+            let v = agent.validate().map_err(failed)?;
+            ensure!(
+                v.verdict == anvil_bench::case::validate::Verdict::Pass,
+                "the proposal does not validate, so the gate is not what is tested: {v:?}"
+            );
+            agent.finalize(None, None).map_err(failed)?;
+        }
+        Some(s) => {
+            agent.finalize(Some(s), Some("trial")).map_err(failed)?;
+        }
+    }
+    let close = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    Ok(Outcome {
+        run,
+        research,
+        close,
+    })
+}
+
+/// The unit case on `capture_timeout` citing `regions` for `value`.
+pub fn unit_case(w: &World, regions: &[(&str, u32, u32)], value: &str) -> Result<Outcome, Failed> {
+    case(
+        w,
+        "annotate-unit",
+        UNIT_TARGET,
+        None,
+        regions,
+        json!(value),
+        None,
+    )
+}
+
+/// `right` is attested and reconciles to auto; `wrong` is not attested and reconciles to
+/// review with the gate's reason — each in a fresh world where `files` were written.
+pub fn right_and_wrong(
+    files: &[(&str, &str)],
+    regions: &[(&str, u32, u32)],
+    right: &str,
+    wrong: &str,
+) -> Result<(), Failed> {
+    let world = || {
+        let w = World::new();
+        for (rel, text) in files {
+            write_repo(&w, rel, text);
+        }
+        w
+    };
+    let w = world();
+    let ok = unit_case(&w, regions, right)?;
+    ensure!(
+        ok.attestation()? == AttestStatus::Attested,
+        "{right} is not attested: {:?}",
+        ok.research.claims
+    );
+    ensure!(
+        ok.close.tier == Some(Tier::Auto),
+        "{right} does not reach auto: {}",
+        ok.reasons()
+    );
+    let w = world();
+    let bad = unit_case(&w, regions, wrong)?;
+    ensure!(
+        bad.attestation()? == AttestStatus::Unattested,
+        "the wrong unit {wrong} is attested: {:?}",
+        bad.research.claims
+    );
+    ensure!(
+        bad.close.tier == Some(Tier::Review) && bad.reasons().contains("R-GATE-1"),
+        "the wrong unit {wrong} is not held at review by the gate: {:?} {}",
+        bad.close.tier,
+        bad.reasons()
+    );
+    Ok(())
+}
+
+/// Regions of the example that name `capture_timeout` (what an over-claimer would cite).
+const NAMING_UNIT: &[(&str, u32, u32)] = &[
+    ("src/payments/service.py", 26, 29),
+    ("src/payments/service.py", 32, 39),
+    ("tests/test_capture.py", 6, 8),
+    ("docs/payments.md", 3, 4),
+];
+
+fn over_claiming() -> Result<(), Failed> {
+    // Units: every vocabulary value but the right one, on every region naming the field.
+    let vocabulary: Vec<String> = anvil_bench::skill::vocab::UNITS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for wrong in vocabulary.iter().filter(|u| *u != "s") {
+        let w = World::new();
+        let o = unit_case(&w, NAMING_UNIT, wrong)?;
+        ensure!(
+            o.close.tier != Some(Tier::Auto),
+            "over-claimed unit {wrong} reached auto"
+        );
+    }
+    // Retryability: RATE_LIMITED is transient; claiming `false` (auto-approvable) on the
+    // lines naming it must not reach auto.
+    let w = World::new();
+    let o = case(
+        &w,
+        "enrich-error",
+        "op.create_payment.error.RATE_LIMITED",
+        None,
+        &[
+            ("src/payments/service.py", 19, 21),
+            ("src/payments/service.py", 48, 50),
+        ],
+        json!(false),
+        None,
+    )?;
+    ensure!(
+        o.close.tier != Some(Tier::Auto),
+        "over-claimed retryable false reached auto"
+    );
+    // A description the cited lines do not state.
+    let w = World::new();
+    let o = case(
+        &w,
+        "describe-field",
+        "op.create_payment.output.body.payment_id",
+        None,
+        &[
+            ("src/payments/service.py", 42, 54),
+            ("docs/payments.md", 6, 6),
+        ],
+        json!("Reserved for internal use; clients should ignore it."),
+        None,
+    )?;
+    ensure!(
+        o.close.tier != Some(Tier::Auto),
+        "an over-claimed description reached auto"
+    );
+    Ok(())
+}
+
+fn padded_comment() -> Result<(), Failed> {
+    // A comment states minutes, but the code after it is unrelated: padding the comment
+    // with a line of code gives it no more weight than the comment alone.
+    let w = World::new();
+    write_repo(
+        &w,
+        "src/payments/jobs.py",
+        "def enqueue(queue, job):\n    # capture_timeout is in minutes\n    queue.put(job)\n",
+    );
+    let o = unit_case(&w, &[("src/payments/jobs.py", 2, 3)], "min")?;
+    ensure!(
+        o.attestation()? == AttestStatus::Attested,
+        "the comment does state minutes: {:?}",
+        o.research.claims
+    );
+    ensure!(
+        o.close.tier == Some(Tier::Review) && o.reasons().contains("strength"),
+        "a padded comment reached {:?}: {}",
+        o.close.tier,
+        o.reasons()
+    );
+    // The same comment documenting code that names the field counts as that code.
+    let w = World::new();
+    write_repo(
+        &w,
+        "src/payments/jobs.py",
+        "def window(request):\n    # capture_timeout is in minutes\n    return request.capture_timeout\n",
+    );
+    let o = unit_case(&w, &[("src/payments/jobs.py", 2, 3)], "min")?;
+    ensure!(
+        o.close.tier == Some(Tier::Auto),
+        "a comment documenting code naming the field is held back: {}",
+        o.reasons()
+    );
+    Ok(())
+}
+
+fn explained() -> Result<(), Failed> {
+    let w = World::new();
+    let ok = unit_case(&w, &[("src/payments/service.py", 32, 39)], "s")?;
+    let gate = ok
+        .close
+        .gate
+        .first()
+        .ok_or("close.json has no gate entry")?;
+    ensure!(
+        gate.passes
+            && gate
+                .lines
+                .iter()
+                .any(|l| l.rule == "time.s.api" && l.line == 36),
+        "the gate does not name rule time.s.api on line 36: {gate:?}"
+    );
+    let on_disk = read_json(&ok.run.join("close.json"));
+    ensure!(
+        on_disk["gate"][0]["lines"][0]["at"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("repo:src/payments/service.py#L")),
+        "close.json does not carry the attesting line: {on_disk}"
+    );
+    let w = World::new();
+    let bad = unit_case(&w, &[("src/payments/service.py", 32, 39)], "h")?;
+    let gate = bad
+        .close
+        .gate
+        .first()
+        .ok_or("close.json has no gate entry")?;
+    ensure!(
+        !gate.passes && gate.lines.is_empty() && gate.note.contains("no rule for \"h\""),
+        "an unattested value is not explained: {gate:?}"
+    );
+    Ok(())
+}
+
+fn supported_unattested() -> Result<(), Failed> {
+    // The current unit `s` is proven by lines that state it …
+    let w = World::new();
+    open_inferred_unit(&w)?;
+    let o = case(
+        &w,
+        "annotate-unit",
+        UNIT_TARGET,
+        Some("unproven_inferred_value"),
+        &[
+            ("src/payments/service.py", 32, 39),
+            ("tests/test_capture.py", 6, 8),
+        ],
+        json!("s"),
+        Some(Status::Supported),
+    )?;
+    ensure!(
+        o.close.tier == Some(Tier::Auto),
+        "a stated current value is not auto: {}",
+        o.reasons()
+    );
+    // … but not by lines that name the field without stating its unit.
+    let w = World::new();
+    open_inferred_unit(&w)?;
+    let o = case(
+        &w,
+        "annotate-unit",
+        UNIT_TARGET,
+        Some("unproven_inferred_value"),
+        &[
+            ("src/payments/service.py", 26, 29),
+            ("tests/test_capture.py", 7, 7),
+        ],
+        json!("s"),
+        Some(Status::Supported),
+    )?;
+    ensure!(
+        o.close.tier == Some(Tier::Review) && o.reasons().contains("R-GATE-1"),
+        "support the cited lines do not state reached {:?}: {}",
+        o.close.tier,
+        o.reasons()
+    );
+    Ok(())
+}
+
+const PAYMENT_ID: &str = "op.create_payment.output.body.payment_id";
+
+fn description_words() -> Result<(), Failed> {
+    let regions: &[(&str, u32, u32)] = &[
+        ("src/payments/service.py", 42, 54),
+        ("docs/payments.md", 6, 6),
+    ];
+    let w = World::new();
+    let stated = case(
+        &w,
+        "describe-field",
+        PAYMENT_ID,
+        None,
+        regions,
+        json!(
+            "The gateway authorisation id that POST /payments returns; GET /payments/{payment_id} returns the payment."
+        ),
+        None,
+    )?;
+    ensure!(
+        stated.attestation()? == AttestStatus::Attested && stated.close.tier == Some(Tier::Auto),
+        "a description made of the cited lines' words is held back: {}",
+        stated.reasons()
+    );
+    let w = World::new();
+    let unstated = case(
+        &w,
+        "describe-field",
+        PAYMENT_ID,
+        None,
+        regions,
+        json!("Opaque token for reconciling settlements with the acquiring bank's ledger."),
+        None,
+    )?;
+    ensure!(
+        unstated.attestation()? == AttestStatus::Unattested
+            && unstated.close.tier == Some(Tier::Review)
+            && unstated.reasons().contains("missing"),
+        "a description the cited lines do not state reached {:?}: {}",
+        unstated.close.tier,
+        unstated.reasons()
+    );
+    // A doc comment copied verbatim, cited beside code about something else, counts only
+    // as a comment (0.4 < the skill's 0.6).
+    let w = World::new();
+    write_repo(
+        &w,
+        "src/payments/ledger.py",
+        "def settle(batch):\n    # Opaque token for reconciling settlements with the acquiring bank's ledger.\n    return batch.close()\n",
+    );
+    let copied = case(
+        &w,
+        "describe-field",
+        PAYMENT_ID,
+        None,
+        &[("src/payments/ledger.py", 1, 3)],
+        json!("Opaque token for reconciling settlements with the acquiring bank's ledger."),
+        None,
+    )?;
+    ensure!(
+        copied.close.tier == Some(Tier::Review),
+        "a comment about other code reached auto as a description: {}",
+        copied.reasons()
+    );
+    Ok(())
+}
+
+/// The example plus a Rust client that converts `capture_timeout` with `from_millis`.
+fn millis_world() -> World {
+    let w = World::new();
+    write_repo(
+        &w,
+        "src/client/capture.rs",
+        "pub fn void_after(req: &CreatePayment) -> Duration {\n    Duration::from_millis(req.capture_timeout)\n}\n",
+    );
+    w
+}
+
+fn unclaimed_conflict() -> Result<(), Failed> {
+    let w = millis_world();
+    let run = {
+        let mut req = w.request("annotate-unit", UNIT_TARGET);
+        req.deficiency = None;
+        anvil_bench::case::open(&req).map_err(failed)?.run_dir
+    };
+    // Both excerpts are frozen; the claim cites only the seconds side.
+    let secs = ev(&run, "src/payments/service.py", 32, 39)?;
+    let _millis = ev(&run, "src/client/capture.rs", 1, 3)?;
+    let cl = claim(&run, "field.unit", json!("s"), &[&secs])?;
+    let research = freeze(&run)?;
+    let c = research
+        .attested_conflict_on("field.unit")
+        .ok_or_else(|| failed(format!("no conflict recorded at freeze: {research:?}")))?;
+    ensure!(
+        c.values.contains(&json!("s"))
+            && c.values.contains(&json!("ms"))
+            && c.claimed == [json!("s")],
+        "the recorded conflict does not show both sides and the claimed one: {c:?}"
+    );
+    ensure!(
+        research.conflicts.is_empty(),
+        "only one value was claimed, yet a claimed conflict was recorded"
+    );
+    write_proposal(&run, &unit_proposal("s", &[&cl]));
+    anvil_bench::case::rails::validate(&run, None, false).map_err(failed)?;
+    anvil_bench::case::finalize::finalize(&run, None, None, None).map_err(failed)?;
+    let result = read_json(&out(&run, "result.json"));
+    ensure!(
+        result["attestedConflicts"][0]["predicate"] == "field.unit",
+        "result.json does not carry the conflict: {result}"
+    );
+    let closed = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    ensure!(
+        closed.tier == Some(Tier::Review) && closed.reasons.iter().any(|r| r.contains("R-GATE-2")),
+        "a conflicted predicate reached {:?}: {:?}",
+        closed.tier,
+        closed.reasons
+    );
+    Ok(())
+}
+
+fn decline_conflicted() -> Result<(), Failed> {
+    let w = millis_world();
+    let o = case(
+        &w,
+        "annotate-unit",
+        UNIT_TARGET,
+        None,
+        &[
+            ("src/payments/service.py", 32, 39),
+            ("src/client/capture.rs", 1, 3),
+        ],
+        json!("s"),
+        Some(Status::Conflicted),
+    )?;
+    ensure!(
+        o.close.status == Status::Conflicted && o.close.escalate.is_some(),
+        "the decline was not recorded and escalated: {:?}",
+        o.close
+    );
+    // Without a disagreement in the excerpts, `conflicted` is refused.
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let secs = ev(&run, "src/payments/service.py", 32, 39)?;
+    claim(&run, "field.unit", json!("s"), &[&secs])?;
+    freeze(&run)?;
+    refused_as(
+        anvil_bench::case::finalize::finalize(&run, Some(Status::Conflicted), None, None),
+        "no_conflict",
+    )?;
+    Ok(())
+}
+
+fn no_false_conflict() -> Result<(), Failed> {
+    let w = World::new();
+    // A sibling quantity in another unit, the same unit said twice, and an external
+    // (unverified) excerpt saying milliseconds: none is a conflict on capture_timeout.
+    write_repo(
+        &w,
+        "src/payments/limits.py",
+        "# amount is in cents\nMAX_AMOUNT_CENTS = 1_000_000\nREFUND_WINDOW = timedelta(days=30)\n# capture_timeout is given in seconds\nCAPTURE_TIMEOUT_DEFAULT = 30\n",
+    );
+    let run = w.open_unit()?.run_dir;
+    let a = ev(&run, "src/payments/service.py", 32, 39)?;
+    let b = ev(&run, "src/payments/limits.py", 1, 5)?;
+    let c = ev(&run, "tests/test_capture.py", 6, 8)?;
+    let ext = anvil_bench::case::rails::add_external_evidence(
+        &run,
+        "vendor-docs",
+        "https://vendor.example/capture",
+        "capture_timeout is given in milliseconds\n",
+        None,
+    )
+    .map_err(failed)?
+    .id;
+    claim(&run, "field.unit", json!("s"), &[&a, &b, &c, &ext])?;
+    let research = freeze(&run)?;
+    ensure!(
+        research.attested_conflicts.is_empty(),
+        "a conflict was recorded where verified excerpts agree: {:?}",
+        research.attested_conflicts
+    );
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! Positional calls read by name: when an excerpt declares a function or constructor, a
+//! call concerning the target in the same excerpt is also read with each argument named by
+//! its parameter (`ALREADY_PAID(HttpStatus.CONFLICT, false)` under `BillingError(HttpStatus
+//! status, boolean retryable)` reads `retryable=false`).
+
+use regex::Regex;
+
+use super::spelling::{MASK, ident};
+
+/// Splits `s` at commas outside brackets.
+fn split_top(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut from) = (0i32, 0usize);
+    let mut quote: Option<char> = None;
+    for (i, c) in s.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'' | '`') => quote = Some(c),
+            (None, '(' | '[' | '{' | '<') => depth += 1,
+            // `>` also ends `=>` and `->`: only a bracket when one is open.
+            (None, ')' | ']' | '}' | '>') if depth > 0 => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(&s[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !s[from..].trim().is_empty() {
+        out.push(&s[from..]);
+    }
+    out
+}
+
+fn signature_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?P<kw>\b(?:fn|func|def|function)\s+(?:\([^)]*\)\s*)?|\bconstructor\s*)?(?P<name>[A-Za-z_]\w*)\s*(?:<[^()]*>)?\s*\((?P<params>[^()]*)\)",
+        )
+        .expect("signature pattern")
+    })
+}
+
+/// The parameter names a declaration on this line gives (`BillingError(HttpStatus status,
+/// boolean retryable) {`, `def __init__(self, code, retryable):`, `func New(code string,
+/// retryable bool)`), so that a positional call in the same excerpt can be read by name.
+pub(super) fn signature(line: &str, go: bool) -> Option<Vec<String>> {
+    let caps = signature_re().captures(line)?;
+    let keyword = caps.name("kw").is_some();
+    let name = &caps["name"];
+    let params = split_top(&caps["params"]);
+    let trimmed = line.trim_end();
+    // Without a keyword, only a constructor-like declaration: a capitalised name, typed
+    // parameters, and a body opening on the line.
+    let constructor_like = name.starts_with(|c: char| c.is_uppercase())
+        && trimmed.ends_with('{')
+        && !params.is_empty()
+        && params
+            .iter()
+            .all(|p| p.split_whitespace().count() >= 2 || p.contains(':'));
+    if !keyword && !constructor_like {
+        return None;
+    }
+    let mut names = Vec::new();
+    for p in params {
+        let p = p.split('=').next().unwrap_or(p).trim();
+        if p.starts_with('*') || p.contains("...") {
+            return None;
+        }
+        let n = if let Some((before, _)) = p.split_once(':') {
+            before.split_whitespace().last().unwrap_or(before)
+        } else {
+            let tokens: Vec<&str> = p
+                .split_whitespace()
+                .filter(|t| !t.starts_with('@') && *t != "final" && *t != "mut")
+                .collect();
+            match (go, tokens.as_slice()) {
+                (_, []) => return None,
+                (true, [first, ..]) => *first,
+                (false, [.., last]) => *last,
+            }
+        };
+        let n = n.trim_start_matches(['&', '*']);
+        if n == "self" || n == "cls" || n == "this" {
+            continue;
+        }
+        if n.is_empty() || !n.chars().all(ident) {
+            return None;
+        }
+        names.push(n.to_string());
+    }
+    (!names.is_empty()).then_some(names)
+}
+
+fn call_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(").expect("call pattern"))
+}
+
+/// Calls on a masked line that concern the target, their positional arguments read by the
+/// names of the one declaration in the excerpt with that many parameters: `qqq(status=…,
+/// retryable=false)`.
+pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for caps in call_re().captures_iter(masked) {
+        let open = caps.get(0).map(|m| m.end()).unwrap_or(0);
+        let mut depth = 1i32;
+        let mut close = None;
+        for (i, c) in masked[open..].char_indices() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else { continue };
+        let args = split_top(&masked[open..close]);
+        let callee = &caps["callee"];
+        if args.is_empty() || !(callee.ends_with(MASK) || args.iter().any(|a| a.contains(MASK))) {
+            continue;
+        }
+        let fitting: Vec<&Vec<String>> = signatures
+            .iter()
+            .filter(|s| s.len() == args.len())
+            .collect();
+        if let [names] = fitting.as_slice() {
+            let named: Vec<String> = names
+                .iter()
+                .zip(&args)
+                .map(|(n, a)| format!("{n}={}", a.trim()))
+                .collect();
+            out.push(format!("{callee}({})", named.join(", ")));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positional_arguments_are_read_by_the_declared_names() {
+        let java = signature(
+            "    BillingError(HttpStatus status, boolean retryable) {",
+            false,
+        );
+        assert_eq!(java, Some(vec!["status".into(), "retryable".into()]));
+        let py = signature(
+            "    def __init__(self, code: str, retryable: bool = False):",
+            false,
+        );
+        assert_eq!(py, Some(vec!["code".into(), "retryable".into()]));
+        let go = signature("func newErr(code string, retryable bool) *APIError {", true);
+        assert_eq!(go, Some(vec!["code".into(), "retryable".into()]));
+        assert_eq!(signature("    if (a, b) {", false), None);
+        let sigs = vec![java.unwrap_or_default()];
+        assert_eq!(
+            named_calls("    qqq(HttpStatus.CONFLICT, false),", &sigs),
+            ["qqq(status=HttpStatus.CONFLICT, retryable=false)".to_string()]
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! Reading one excerpt for attestation: which lines are prose (comments, docstrings, docs),
+//! which concern the target, how strong each line is, and each line with the target masked.
+//!
+//! Invariant: a pure function of the excerpt, its coordinate and the target's spelling. A
+//! comment line counts at `comment` strength unless it documents code that names the target
+//! (DESIGN §5 applied line by line), so padding a comment with unrelated code gains nothing.
+
+use crate::case::evidence::{EvidenceArtifact, is_comment_only};
+use crate::skill::EvidenceKind;
+
+use super::calls::{named_calls, signature};
+pub use super::spelling::{MASK, Spelling};
+use super::spelling::{alias_on, mask};
+
+/// One line of an excerpt, read for attestation.
+pub struct Line<'a> {
+    /// 1-based line number in the file (in the excerpt for external evidence).
+    pub number: u32,
+    pub text: &'a str,
+    /// The text rules see: the target and its aliases replaced by [`MASK`]; a markdown
+    /// table row becomes `header: cell; …`; a positional call concerning the target is
+    /// followed by `⟦callee(param=arg, …)⟧` when the excerpt declares its parameters.
+    pub masked: String,
+    /// The line concerns the target (names it or an alias, or is prose about it).
+    pub in_scope: bool,
+    /// The kind this line counts as: the artifact's, or `comment` for a comment that does
+    /// not document code naming the target.
+    pub kind: EvidenceKind,
+    /// Indices of the enclosing lines (block headers, a markdown heading), innermost first.
+    pub context: Vec<usize>,
+}
+
+fn is_doc_path(path: &str) -> bool {
+    let ext = path.rsplit('.').next().unwrap_or("").to_ascii_lowercase();
+    matches!(
+        ext.as_str(),
+        "md" | "markdown" | "rst" | "adoc" | "txt" | "rdoc"
+    )
+}
+
+fn indent(s: &str) -> usize {
+    s.len() - s.trim_start().len()
+}
+
+fn is_annotation(t: &str) -> bool {
+    (t.starts_with('@') && t[1..].starts_with(|c: char| c.is_alphabetic())) || t.starts_with("#[")
+}
+
+/// Which lines are prose in a code file: comments (with `/* … */` blocks) and, in Python,
+/// docstrings.
+fn prose_lines(lines: &[&str], python: bool) -> Vec<bool> {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut block = false;
+    let mut doc: Option<&str> = None;
+    for raw in lines {
+        let t = raw.trim();
+        if let Some(delim) = doc {
+            out.push(true);
+            if t.contains(delim) {
+                doc = None;
+            }
+            continue;
+        }
+        if block {
+            out.push(true);
+            if t.contains("*/") {
+                block = false;
+            }
+            continue;
+        }
+        if python && (t.starts_with("\"\"\"") || t.starts_with("'''")) {
+            let delim = &t[..3];
+            if t.len() < 6 || !t[3..].contains(delim) {
+                doc = Some(delim);
+            }
+            out.push(true);
+            continue;
+        }
+        if t.starts_with("/*") && !t.contains("*/") {
+            block = true;
+            out.push(true);
+            continue;
+        }
+        out.push(!t.is_empty() && is_comment_only(raw));
+    }
+    out
+}
+
+/// Splits a markdown table row into cells.
+fn cells(t: &str) -> Vec<String> {
+    t.trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+fn is_table_separator(t: &str) -> bool {
+    t.starts_with('|') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+}
+
+/// Markdown rows read as `header: cell; …` so a rule can tell which column says what.
+fn table_text(lines: &[&str]) -> Vec<Option<String>> {
+    let mut out = vec![None; lines.len()];
+    let mut header: Option<Vec<String>> = None;
+    for (i, raw) in lines.iter().enumerate() {
+        let t = raw.trim();
+        if !t.starts_with('|') {
+            header = None;
+            continue;
+        }
+        if is_table_separator(t) {
+            continue;
+        }
+        match &header {
+            None => {
+                let next_is_sep = lines
+                    .get(i + 1)
+                    .is_some_and(|n| is_table_separator(n.trim()));
+                if next_is_sep {
+                    header = Some(cells(t));
+                }
+            }
+            Some(h) => {
+                let row = cells(t);
+                let text: Vec<String> = row
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| match h.get(j) {
+                        Some(name) if !name.is_empty() => format!("{name}: {c}"),
+                        _ => c.clone(),
+                    })
+                    .collect();
+                out[i] = Some(text.join("; "));
+            }
+        }
+    }
+    out
+}
+
+/// Reads `artifact` for a target spelled `spelling`.
+pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line<'a>> {
+    let path = artifact.path.as_deref().unwrap_or(&artifact.uri);
+    let texts: Vec<&str> = artifact.excerpt.lines().collect();
+    let first = artifact.start_line.unwrap_or(1);
+    let doc = artifact.kind == EvidenceKind::External || is_doc_path(path);
+    let python = path.ends_with(".py") || path.ends_with(".pyi");
+    let prose: Vec<bool> = if doc {
+        texts.iter().map(|t| !t.trim().is_empty()).collect()
+    } else {
+        prose_lines(&texts, python)
+    };
+    let tables = if doc {
+        table_text(&texts)
+    } else {
+        vec![None; texts.len()]
+    };
+    let source = |i: usize| tables[i].as_deref().unwrap_or(texts[i]);
+
+    // Aliases: names the quantity flows into on code lines, found in reading order.
+    let mut aliases: Vec<String> = Vec::new();
+    for i in (0..texts.len()).filter(|&i| !prose[i]) {
+        let masked = mask(source(i), spelling, &aliases);
+        if let Some(a) = alias_on(&masked)
+            && !aliases.contains(&a)
+        {
+            aliases.push(a);
+        }
+    }
+    let go = path.ends_with(".go");
+    let signatures: Vec<Vec<String>> = (0..texts.len())
+        .filter(|&i| !prose[i])
+        .filter_map(|i| signature(texts[i], go))
+        .collect();
+    let masked: Vec<String> = (0..texts.len())
+        .map(|i| {
+            let mut m = mask(source(i), spelling, &aliases);
+            if !prose[i] && !signatures.is_empty() {
+                for named in named_calls(&m.clone(), &signatures) {
+                    m.push_str("  ⟦");
+                    m.push_str(&named);
+                    m.push('⟧');
+                }
+            }
+            m
+        })
+        .collect();
+    let names = |i: usize| masked[i].contains(MASK);
+
+    let blank = |i: usize| texts[i].trim().is_empty();
+    let heading = |i: usize| doc && texts[i].trim_start().starts_with('#');
+    // Prose blocks: runs of prose lines; in documents a heading, a list item or a table row
+    // also starts a new block.
+    let starts_block = |i: usize| {
+        let t = texts[i].trim_start();
+        heading(i)
+            || t.starts_with('|')
+            || t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.starts_with("+ ")
+            || t.split_once(['.', ')']).is_some_and(|(n, rest)| {
+                !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && rest.starts_with(' ')
+            })
+    };
+    let mut block_of = vec![usize::MAX; texts.len()];
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    for i in 0..texts.len() {
+        if !prose[i] {
+            continue;
+        }
+        let continues = i > 0 && prose[i - 1] && !(doc && starts_block(i));
+        if continues {
+            let b = blocks.len() - 1;
+            blocks[b].1 = i;
+            block_of[i] = b;
+        } else {
+            blocks.push((i, i));
+            block_of[i] = blocks.len() - 1;
+        }
+    }
+
+    // The code line a prose block documents: the next line (a declaration under its doc
+    // comment, skipping annotations), or for a Python docstring the `def`/`class` above it.
+    let documented = |(s, e): (usize, usize)| -> Option<usize> {
+        if doc {
+            return None;
+        }
+        let docstring = python && {
+            let t = texts[s].trim_start();
+            t.starts_with("\"\"\"") || t.starts_with("'''")
+        };
+        if docstring {
+            return (s > 0 && !prose[s - 1] && texts[s - 1].trim_end().ends_with(':'))
+                .then(|| s - 1);
+        }
+        let mut j = e + 1;
+        while j < texts.len() && !blank(j) && is_annotation(texts[j].trim_start()) {
+            j += 1;
+        }
+        (j < texts.len() && !blank(j) && !prose[j]).then_some(j)
+    };
+
+    let mut in_scope: Vec<bool> = (0..texts.len()).map(|i| !prose[i] && names(i)).collect();
+    let mut anchored = vec![false; texts.len()];
+    for &(s, e) in &blocks {
+        let target = documented((s, e));
+        let about = target.is_some_and(&names);
+        let mentions = (s..=e).any(names);
+        for i in s..=e {
+            in_scope[i] = about || mentions;
+            anchored[i] = about;
+        }
+    }
+    // Annotations directly above a code line naming the target belong to it.
+    for i in (0..texts.len()).filter(|&i| !prose[i] && names(i)) {
+        let mut j = i;
+        while j > 0 && !blank(j - 1) && is_annotation(texts[j - 1].trim_start()) {
+            j -= 1;
+            in_scope[j] = true;
+        }
+    }
+    // A markdown heading naming the target puts its section in scope.
+    if doc {
+        let mut level_in_scope: Option<usize> = None;
+        for i in 0..texts.len() {
+            if heading(i) {
+                let level = texts[i]
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| *c == '#')
+                    .count();
+                if level_in_scope.is_some_and(|l| level <= l) {
+                    level_in_scope = None;
+                }
+                if names(i) {
+                    level_in_scope = Some(level);
+                }
+            } else if level_in_scope.is_some() && !blank(i) {
+                in_scope[i] = true;
+            }
+        }
+    }
+
+    let demoted = if artifact.kind.strength() > EvidenceKind::Comment.strength() {
+        EvidenceKind::Comment
+    } else {
+        artifact.kind
+    };
+    (0..texts.len())
+        .map(|i| Line {
+            number: first + i as u32,
+            text: texts[i],
+            masked: masked[i].clone(),
+            in_scope: in_scope[i],
+            kind: if prose[i] && !doc && !anchored[i] {
+                demoted
+            } else {
+                artifact.kind
+            },
+            context: context(&texts, &prose, i, doc),
+        })
+        .collect()
+}
+
+/// The enclosing lines of line `i`: in code, each earlier line less indented than the last
+/// one found; in documents, the nearest heading above.
+fn context(texts: &[&str], prose: &[bool], i: usize, doc: bool) -> Vec<usize> {
+    let mut out = Vec::new();
+    if doc {
+        if let Some(h) = (0..i)
+            .rev()
+            .find(|&j| texts[j].trim_start().starts_with('#'))
+        {
+            out.push(h);
+        }
+        return out;
+    }
+    let mut level = indent(texts[i]);
+    for j in (0..i).rev() {
+        if level == 0 || out.len() >= 6 {
+            break;
+        }
+        if prose[j] || texts[j].trim().is_empty() {
+            continue;
+        }
+        let l = indent(texts[j]);
+        if l < level {
+            out.push(j);
+            level = l;
+        }
+    }
+    out
+}

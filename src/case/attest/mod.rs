@@ -1,0 +1,556 @@
+//! Attestation (R-GATE-1, R-GATE-2): whether the lines a claim cites state its value, and
+//! whether any two frozen excerpts state different values, by the skill's attestation rules.
+//!
+//! Invariant: the engine never decides the truth here. Attestation is a necessary condition
+//! for `auto`, computed as a pure function of the case (its contract's rules and the target's
+//! name) and the frozen evidence; every verdict names the rule and the line that decided it,
+//! or says that none did.
+
+mod calls;
+mod lines;
+mod spelling;
+mod words;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::claim::RawClaim;
+use super::doc::CaseDoc;
+use super::evidence::{EvidenceArtifact, EvidenceDoc};
+use crate::skill::{Attestation, EvidenceKind, Verification};
+use lines::{Line, MASK, Spelling};
+
+/// The rule id recorded for a description's content words.
+pub const CONTENT_WORDS: &str = "content_words";
+
+/// One line that states a value (or, for a description, carries some of its words).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AttestedLine {
+    pub artifact_id: String,
+    /// `repo:<path>#L<n>`, or the external uri and the line within the excerpt.
+    pub at: String,
+    pub line: u32,
+    /// What the line counts as: the artifact's kind, or `comment` for a comment line that
+    /// does not document code naming the target.
+    pub kind: EvidenceKind,
+    pub rule: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub words: Vec<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttestStatus {
+    Attested,
+    Unattested,
+}
+
+/// Whether the cited lines state a value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClaimAttestation {
+    pub status: AttestStatus,
+    /// Noisy-or over distinct sources of the strongest attesting line of each.
+    pub strength: f64,
+    /// The same over verified artifacts only.
+    pub verified_strength: f64,
+    pub lines: Vec<AttestedLine>,
+    /// Which rule matched which line, or why none did.
+    pub note: String,
+}
+
+impl ClaimAttestation {
+    pub fn attested(&self) -> bool {
+        self.status == AttestStatus::Attested
+    }
+}
+
+/// Verified lines that state values no one value satisfies (R-GATE-2), recorded whether or
+/// not the agent claimed them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AttestedConflict {
+    pub predicate: String,
+    /// The values the disagreeing lines state.
+    pub values: Vec<Value>,
+    /// Every verified line stating a value for the predicate.
+    pub lines: Vec<AttestedLine>,
+    /// Values accepted claims assert on the predicate.
+    pub claimed: Vec<Value>,
+    pub note: String,
+}
+
+struct CompiledRule {
+    id: String,
+    values: Vec<Value>,
+    pattern: Regex,
+    unless: Option<Regex>,
+    context: Option<Regex>,
+    unless_context: Option<Regex>,
+}
+
+enum Compiled {
+    Patterns(Vec<CompiledRule>),
+    Words { share: f64, ignore: Vec<String> },
+}
+
+/// The skill's attestation rules compiled for one case's target.
+pub struct Attester {
+    spelling: Spelling,
+    name: String,
+    /// Words a description must go beyond: the target's name and type (or route).
+    known: Vec<String>,
+    rules: BTreeMap<String, Compiled>,
+    verification: BTreeMap<String, Verification>,
+}
+
+fn compile(src: &Option<String>) -> Option<Regex> {
+    // The registry checks every pattern compiles; one that does not here matches nothing.
+    src.as_deref()
+        .map(|s| Regex::new(s).unwrap_or_else(|_| Regex::new("$^").expect("empty regex")))
+}
+
+impl Attester {
+    pub fn new(case: &CaseDoc) -> Attester {
+        let t = &case.target;
+        let route = t
+            .operation
+            .as_ref()
+            .filter(|_| t.field.is_none() && t.error.is_none())
+            .map(|op| op.path.as_str());
+        let mut known = crate::air::name_words(t.name());
+        match (&t.field, &t.operation) {
+            (Some(f), _) => known.extend(crate::air::name_words(&f.ty)),
+            (None, Some(op)) if t.error.is_none() => known.extend(crate::air::name_words(
+                &format!("{} {}", op.method, op.path),
+            )),
+            _ => {}
+        }
+        Attester::with(t.name(), route, known, &case.policy.contract)
+    }
+
+    /// The rules of `contract` for a target called `name` (with `route` for an operation);
+    /// `known` are the words a description must go beyond.
+    fn with(
+        name: &str,
+        route: Option<&str>,
+        known: Vec<String>,
+        contract: &crate::skill::SkillPolicy,
+    ) -> Attester {
+        let rules = contract
+            .attestation
+            .iter()
+            .map(|(predicate, att)| {
+                let compiled = match att {
+                    Attestation::Patterns { rules } => Compiled::Patterns(
+                        rules
+                            .iter()
+                            .map(|r| {
+                                let [p, u, c, uc] = r.sources(MASK);
+                                CompiledRule {
+                                    id: r.id.clone(),
+                                    values: r.values.clone(),
+                                    pattern: compile(&p).expect("a rule has a pattern"),
+                                    unless: compile(&u),
+                                    context: compile(&c),
+                                    unless_context: compile(&uc),
+                                }
+                            })
+                            .collect(),
+                    ),
+                    Attestation::ContentWords { share, ignore } => Compiled::Words {
+                        share: *share,
+                        ignore: ignore.clone(),
+                    },
+                };
+                (predicate.clone(), compiled)
+            })
+            .collect();
+        let verification = contract
+            .outputs
+            .iter()
+            .map(|o| (o.predicate.clone(), contract.verification_for(&o.field)))
+            .collect();
+        Attester {
+            spelling: Spelling::new(name, route),
+            name: name.to_string(),
+            known,
+            rules,
+            verification,
+        }
+    }
+
+    /// True when the predicate has attestation rules (the skill's output predicates).
+    pub fn covers(&self, predicate: &str) -> bool {
+        self.rules.contains_key(predicate)
+    }
+
+    /// The strength a predicate's gate compares: verified-only when its field needs it.
+    pub fn gate_strength(&self, predicate: &str, a: &ClaimAttestation) -> f64 {
+        match self.verification.get(predicate) {
+            Some(Verification::Verified) => a.verified_strength,
+            _ => a.strength,
+        }
+    }
+
+    /// Whether the artifacts the `claims` cite state `value` for `predicate`. `None` when the
+    /// predicate has no rules (a supporting predicate).
+    pub fn attest(
+        &self,
+        predicate: &str,
+        value: &Value,
+        claims: &[&RawClaim],
+        evidence: &EvidenceDoc,
+    ) -> Option<ClaimAttestation> {
+        let ids: BTreeSet<&String> = claims.iter().flat_map(|c| c.artifact_ids.iter()).collect();
+        let cited: Vec<&EvidenceArtifact> =
+            ids.into_iter().filter_map(|i| evidence.get(i)).collect();
+        match self.rules.get(predicate)? {
+            Compiled::Patterns(rules) => Some(self.patterns(rules, value, &cited)),
+            Compiled::Words { share, ignore } => Some(self.words(*share, ignore, value, &cited)),
+        }
+    }
+
+    fn patterns(
+        &self,
+        rules: &[CompiledRule],
+        value: &Value,
+        cited: &[&EvidenceArtifact],
+    ) -> ClaimAttestation {
+        let mut lines = Vec::new();
+        let mut others: BTreeSet<String> = BTreeSet::new();
+        let mut concerning = 0usize;
+        let mut seen = BTreeSet::new();
+        for a in cited {
+            for (line, matched) in scan(a, &self.spelling, rules) {
+                if !seen.insert((place(a), line.number)) {
+                    continue;
+                }
+                concerning += 1;
+                for rule in matched {
+                    if rule.values.contains(value) {
+                        lines.push(attested_line(a, &line, Some(rule)));
+                    } else {
+                        others.extend(rule.values.iter().map(|v| v.to_string()));
+                    }
+                }
+            }
+        }
+        let (strength, verified_strength) = strengths(&lines, cited, 1.0);
+        let note = if !lines.is_empty() {
+            let distinct: BTreeSet<&str> = lines.iter().map(|l| l.at.as_str()).collect();
+            let first: Vec<String> = lines.iter().take(3).map(describe).collect();
+            format!(
+                "{} cited line(s) state {value} ({} rule match(es)): {}{}",
+                distinct.len(),
+                lines.len(),
+                first.join("; "),
+                if lines.len() > 3 { "; …" } else { "" }
+            )
+        } else if concerning == 0 {
+            format!(
+                "no cited line concerns `{}` (names it, or a name or literal it flows into)",
+                self.name
+            )
+        } else if others.is_empty() {
+            format!(
+                "no attestation rule matched any of the {concerning} cited line(s) concerning `{}`",
+                self.name
+            )
+        } else {
+            format!(
+                "no rule for {value} matched the {concerning} cited line(s) concerning `{}`; they state {}",
+                self.name,
+                others.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        };
+        ClaimAttestation {
+            status: if lines.is_empty() {
+                AttestStatus::Unattested
+            } else {
+                AttestStatus::Attested
+            },
+            strength,
+            verified_strength,
+            lines,
+            note,
+        }
+    }
+
+    fn words(
+        &self,
+        share: f64,
+        ignore: &[String],
+        value: &Value,
+        cited: &[&EvidenceArtifact],
+    ) -> ClaimAttestation {
+        let text = value.as_str().unwrap_or_default();
+        let content = words::content_words(text, ignore, &self.known);
+        // Every cited line that carries one of the content words, with the words it carries.
+        let mut carrying: Vec<(&EvidenceArtifact, AttestedLine)> = Vec::new();
+        for a in cited {
+            for line in lines::read(a, &self.spelling) {
+                let here = words::line_words(line.text);
+                let found: Vec<String> = content
+                    .iter()
+                    .filter(|w| here.iter().any(|h| words::same(w, h)))
+                    .cloned()
+                    .collect();
+                if !found.is_empty() {
+                    let mut l = attested_line(a, &line, None);
+                    l.words = found;
+                    carrying.push((a, l));
+                }
+            }
+        }
+        let needed = (share * content.len() as f64).ceil().max(1.0) as usize;
+        // The strongest tier of lines that alone carries the share: words found only in
+        // comments count at comment strength.
+        let mut tiers: Vec<f64> = carrying.iter().map(|(_, l)| l.kind.strength()).collect();
+        tiers.sort_by(|a, b| b.total_cmp(a));
+        tiers.dedup();
+        let found_at = |t: f64| -> BTreeSet<&String> {
+            carrying
+                .iter()
+                .filter(|(_, l)| l.kind.strength() >= t)
+                .flat_map(|(_, l)| l.words.iter())
+                .collect()
+        };
+        let tier = tiers
+            .iter()
+            .copied()
+            .find(|t| !content.is_empty() && found_at(*t).len() >= needed);
+        let all_found: BTreeSet<String> = found_at(0.0).into_iter().cloned().collect();
+        let missing: Vec<&String> = content.iter().filter(|w| !all_found.contains(*w)).collect();
+        let Some(t) = tier else {
+            let note = if content.is_empty() {
+                "the description has no content words beyond the target's name and type".into()
+            } else {
+                format!(
+                    "{} of {} content words appear in the cited lines; {needed} needed (share {share}); missing: {}",
+                    all_found.len(),
+                    content.len(),
+                    join(&missing)
+                )
+            };
+            return ClaimAttestation {
+                status: AttestStatus::Unattested,
+                strength: 0.0,
+                verified_strength: 0.0,
+                lines: carrying.into_iter().map(|(_, l)| l).collect(),
+                note,
+            };
+        };
+        let lines: Vec<AttestedLine> = carrying
+            .into_iter()
+            .filter(|(_, l)| l.kind.strength() >= t)
+            .map(|(_, l)| l)
+            .collect();
+        // The share is met only once lines of strength `t` count: no line counts above it.
+        let (strength, verified_strength) = strengths(&lines, cited, t);
+        let found = all_found.len();
+        ClaimAttestation {
+            status: AttestStatus::Attested,
+            strength,
+            verified_strength,
+            note: format!(
+                "{found} of {} content words appear in the cited lines (share {share} needs {needed}); strongest lines carrying them count as {}{}",
+                content.len(),
+                lines
+                    .iter()
+                    .map(|l| l.kind)
+                    .max_by(|a, b| a.strength().total_cmp(&b.strength()))
+                    .map(|k| k.as_str())
+                    .unwrap_or("none"),
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; missing: {}", join(&missing))
+                }
+            ),
+            lines,
+        }
+    }
+
+    /// R-GATE-2: every line of every verified artifact that states a value, per output
+    /// predicate with pattern rules; a predicate whose lines include two that share no
+    /// value is a conflict. `claimed` gives the accepted claims' values per predicate.
+    pub fn conflicts(
+        &self,
+        evidence: &EvidenceDoc,
+        claimed: &BTreeMap<String, Vec<Value>>,
+    ) -> Vec<AttestedConflict> {
+        let mut out = Vec::new();
+        for (predicate, compiled) in &self.rules {
+            let Compiled::Patterns(rules) = compiled else {
+                continue;
+            };
+            let mut stated: Vec<(BTreeSet<String>, Vec<AttestedLine>)> = Vec::new();
+            let mut seen = BTreeSet::new();
+            for a in evidence.artifacts.iter().filter(|a| a.is_verified()) {
+                for (line, matched) in scan(a, &self.spelling, rules) {
+                    if matched.is_empty() || !seen.insert((place(a), line.number)) {
+                        continue;
+                    }
+                    let set = matched
+                        .iter()
+                        .flat_map(|r| r.values.iter().map(|v| v.to_string()))
+                        .collect();
+                    let ls = matched
+                        .iter()
+                        .map(|r| attested_line(a, &line, Some(r)))
+                        .collect();
+                    stated.push((set, ls));
+                }
+            }
+            let pair = stated.iter().enumerate().find_map(|(i, (a, _))| {
+                stated[i + 1..]
+                    .iter()
+                    .find(|(b, _)| a.is_disjoint(b))
+                    .map(|(_, lb)| (i, lb))
+            });
+            let Some((i, lb)) = pair else {
+                continue;
+            };
+            let la = &stated[i].1;
+            let mut values: Vec<Value> = Vec::new();
+            for l in stated.iter().flat_map(|(_, ls)| ls.iter()) {
+                for v in &l.values {
+                    if !values.contains(v) {
+                        values.push(v.clone());
+                    }
+                }
+            }
+            let note = format!(
+                "{} states {}, but {} states {}",
+                describe(&la[0]),
+                list(la.iter().flat_map(|l| l.values.iter())),
+                describe(&lb[0]),
+                list(lb.iter().flat_map(|l| l.values.iter()))
+            );
+            out.push(AttestedConflict {
+                predicate: predicate.clone(),
+                values,
+                lines: stated.into_iter().flat_map(|(_, ls)| ls).collect(),
+                claimed: claimed.get(predicate).cloned().unwrap_or_default(),
+                note,
+            });
+        }
+        out
+    }
+}
+
+/// The lines of `a` that concern the target, each with the rules that match it.
+fn scan<'a, 'r>(
+    a: &'a EvidenceArtifact,
+    spelling: &Spelling,
+    rules: &'r [CompiledRule],
+) -> Vec<(Line<'a>, Vec<&'r CompiledRule>)> {
+    let read = lines::read(a, spelling);
+    let matched: Vec<Vec<&CompiledRule>> = (0..read.len())
+        .map(|i| match read[i].in_scope {
+            true => rules.iter().filter(|r| fires(r, &read, i)).collect(),
+            false => vec![],
+        })
+        .collect();
+    read.into_iter()
+        .zip(matched)
+        .filter(|(l, _)| l.in_scope)
+        .collect()
+}
+
+fn fires(rule: &CompiledRule, read: &[Line], i: usize) -> bool {
+    let text = &read[i].masked;
+    if !rule.pattern.is_match(text) || rule.unless.as_ref().is_some_and(|u| u.is_match(text)) {
+        return false;
+    }
+    let ctx = || read[i].context.iter().map(|&j| read[j].masked.as_str());
+    if let Some(c) = &rule.context
+        && !ctx().any(|t| c.is_match(t))
+    {
+        return false;
+    }
+    !rule
+        .unless_context
+        .as_ref()
+        .is_some_and(|u| ctx().any(|t| u.is_match(t)))
+}
+
+/// Where an artifact's lines live: its file, or its uri.
+fn place(a: &EvidenceArtifact) -> String {
+    a.path.clone().unwrap_or_else(|| a.uri.clone())
+}
+
+fn attested_line(a: &EvidenceArtifact, line: &Line, rule: Option<&CompiledRule>) -> AttestedLine {
+    let mut text: String = line.text.trim().chars().take(200).collect();
+    if line.text.trim().chars().count() > 200 {
+        text.push('…');
+    }
+    AttestedLine {
+        artifact_id: a.id.clone(),
+        at: match &a.path {
+            Some(p) => format!("repo:{p}#L{}", line.number),
+            None => format!("{}#L{}", a.uri, line.number),
+        },
+        line: line.number,
+        kind: line.kind,
+        rule: rule.map(|r| r.id.clone()).unwrap_or(CONTENT_WORDS.into()),
+        values: rule.map(|r| r.values.clone()).unwrap_or_default(),
+        words: vec![],
+        text,
+    }
+}
+
+/// Noisy-or over distinct sources (files, or external uris) of the strongest line of each,
+/// no line counting above `cap`; all lines, then verified artifacts' lines only.
+fn strengths(lines: &[AttestedLine], cited: &[&EvidenceArtifact], cap: f64) -> (f64, f64) {
+    let noisy_or = |verified_only: bool| {
+        let mut per: BTreeMap<String, f64> = BTreeMap::new();
+        for l in lines {
+            let Some(a) = cited.iter().find(|a| a.id == l.artifact_id) else {
+                continue;
+            };
+            if verified_only && !a.is_verified() {
+                continue;
+            }
+            let e = per.entry(place(a)).or_insert(0.0);
+            *e = e.max(l.kind.strength().min(cap));
+        }
+        let miss: f64 = per.values().map(|s| 1.0 - s).product();
+        ((1.0 - miss) * 1e9).round() / 1e9
+    };
+    (noisy_or(false), noisy_or(true))
+}
+
+fn describe(l: &AttestedLine) -> String {
+    format!("{} ({}, {})", l.at, l.rule, l.kind)
+}
+
+fn list<'a>(values: impl Iterator<Item = &'a Value>) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for v in values {
+        let s = v.to_string();
+        if !seen.contains(&s) {
+            seen.push(s);
+        }
+    }
+    seen.join(" or ")
+}
+
+fn join(words: &[&String]) -> String {
+    words
+        .iter()
+        .map(|w| w.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests;

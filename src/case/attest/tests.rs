@@ -1,0 +1,274 @@
+//! Unit tests of attestation over the built-in rules, one idiom at a time (the conformance
+//! suite drives whole cases).
+
+use serde_json::{Value, json};
+
+use super::lines::Spelling;
+use super::*;
+use crate::case::evidence::Verification as EvVerification;
+use crate::skill::registry;
+
+fn artifact(path: &str, start: u32, excerpt: &str) -> EvidenceArtifact {
+    let kind = crate::case::evidence::classify(&registry().default_scopes, path)
+        .unwrap_or(EvidenceKind::Implementation);
+    let kind = if kind == EvidenceKind::Implementation
+        && crate::case::evidence::is_comment_only(excerpt)
+    {
+        EvidenceKind::Comment
+    } else {
+        kind
+    };
+    let end = start + excerpt.lines().count() as u32 - 1;
+    EvidenceArtifact {
+        id: format!("ev-{path}-{start}"),
+        uri: format!("repo:{path}#L{start}-L{end}"),
+        kind,
+        revision: Some("none".into()),
+        path: Some(path.into()),
+        start_line: Some(start),
+        end_line: Some(end),
+        source: None,
+        content_hash: String::new(),
+        excerpt: excerpt.into(),
+        acquired_at: String::new(),
+        verification: EvVerification::Verified {
+            verifier: "test".into(),
+        },
+    }
+}
+
+fn compiled(skill: &str) -> Vec<CompiledRule> {
+    let policy = &registry().get(skill).expect("skill").policy;
+    let Some(Attestation::Patterns { rules }) = policy.attestation.values().next() else {
+        panic!("{skill} has no pattern rules");
+    };
+    rules
+        .iter()
+        .map(|r| {
+            let [p, u, c, uc] = r.sources(MASK);
+            CompiledRule {
+                id: r.id.clone(),
+                values: r.values.clone(),
+                pattern: compile(&p).expect("pattern"),
+                unless: compile(&u),
+                context: compile(&c),
+                unless_context: compile(&uc),
+            }
+        })
+        .collect()
+}
+
+/// The values each in-scope line of the excerpt states, as `(line, [values])`.
+fn stated(skill: &str, name: &str, path: &str, excerpt: &str) -> Vec<(u32, Vec<Value>)> {
+    let rules = compiled(skill);
+    let a = artifact(path, 1, excerpt);
+    scan(&a, &Spelling::new(name, None), &rules)
+        .into_iter()
+        .filter(|(_, m)| !m.is_empty())
+        .map(|(l, m)| {
+            let mut vs: Vec<Value> = Vec::new();
+            for r in m {
+                for v in &r.values {
+                    if !vs.contains(v) {
+                        vs.push(v.clone());
+                    }
+                }
+            }
+            (l.number, vs)
+        })
+        .collect()
+}
+
+fn states(skill: &str, name: &str, path: &str, excerpt: &str, value: Value) -> bool {
+    stated(skill, name, path, excerpt)
+        .iter()
+        .any(|(_, vs)| vs.contains(&value))
+}
+
+fn unit(name: &str, path: &str, ex: &str) -> Vec<Value> {
+    let mut all: Vec<Value> = Vec::new();
+    for (_, vs) in stated("annotate-unit", name, path, ex) {
+        for v in vs {
+            if !all.contains(&v) {
+                all.push(v);
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn python_idioms() {
+    let ex = "    def window(self, idle_timeout):\n        return timedelta(milliseconds=idle_timeout)\n";
+    assert_eq!(unit("idle_timeout", "a/s.py", ex), [json!("ms")]);
+    // A suffix on the quantity that flows into the field.
+    let ex = "        if idle_timeout is None:\n            idle_timeout = self._settings.default_idle_timeout_ms\n";
+    assert_eq!(unit("idle_timeout", "a/s.py", ex), [json!("ms")]);
+    // Flow through a name: `ttl` carries the field into `timedelta(seconds=…)`.
+    let ex = "    ttl = clamp_ttl(token_ttl)\n    expires_at = now + dt.timedelta(seconds=ttl)\n";
+    assert_eq!(unit("token_ttl", "a/t.py", ex), [json!("s")]);
+}
+
+#[test]
+fn typescript_and_javascript_idioms() {
+    let ex = "  const wait = body.retryDelay;\n  setTimeout(fire, wait);\n";
+    assert_eq!(unit("retry_delay", "src/a.ts", ex), [json!("ms")]);
+    let ex = "  const expiresAt = Date.now() + body.ttl * 1000;\n";
+    assert!(unit("ttl", "src/a.ts", ex).contains(&json!("s")));
+    assert!(!unit("ttl", "src/a.ts", ex).contains(&json!("ms")));
+}
+
+#[test]
+fn go_idioms() {
+    let ex = "\tif p.RetryDelay > 0 {\n\t\ts.RetryDelay = time.Duration(p.RetryDelay) * time.Millisecond\n\t}\n";
+    assert_eq!(unit("retry_delay", "a/b.go", ex), [json!("ms")]);
+    let ex = "\treturn time.Duration(req.Timeout)\n";
+    assert_eq!(unit("timeout", "a/b.go", ex), [json!("ns")]);
+}
+
+#[test]
+fn java_and_kotlin_idioms() {
+    let ex = "        Duration ttl = Duration.ofSeconds(req.leaseDuration());\n";
+    assert_eq!(unit("lease_duration", "src/L.java", ex), [json!("s")]);
+    let ex = "    val wait = req.pollInterval.milliseconds\n";
+    assert_eq!(unit("poll_interval", "src/P.kt", ex), [json!("ms")]);
+}
+
+#[test]
+fn rust_idioms_and_sizes() {
+    let ex = "        u64::from(self.attachment_size_limit) * 1024\n";
+    assert_eq!(
+        unit("attachment_size_limit", "src/l.rs", ex),
+        [json!("KiB")]
+    );
+    let ex = "        u64::from(self.attachment_size_limit) * 1024 * 1024\n";
+    assert_eq!(
+        unit("attachment_size_limit", "src/l.rs", ex),
+        [json!("MiB")]
+    );
+    // Assigning N × 1024 says bytes or KiB, not which.
+    let ex = "            attachment_size_limit: 10 * 1024,\n";
+    assert_eq!(
+        unit("attachment_size_limit", "src/l.rs", ex),
+        [json!("B"), json!("KiB")]
+    );
+}
+
+#[test]
+fn money_and_counts() {
+    let ex = "export function formatMinor(amount: number, currency: string): string {\n";
+    assert_eq!(unit("amount", "src/m.ts", ex), [json!("minor_unit")]);
+    // A negated unit is not stated.
+    let ex = "- `page_size` — number of events per page. It counts events,\n  not bytes.\n";
+    assert_eq!(unit("page_size", "docs/api.md", ex), [json!("count")]);
+}
+
+#[test]
+fn lines_about_other_names_state_nothing() {
+    let ex = "    # How long a refresh cookie stays valid, in seconds.\n    refresh_timeout_seconds: int\n    idle_timeout_ms: int\n";
+    assert_eq!(unit("idle_timeout", "a/s.py", ex), [json!("ms")]);
+    // A one-word name is matched as a whole word, never inside another identifier.
+    let ex = "/** Flags are kept for 30 days. */\npublic enum ReportFlag {\n";
+    assert!(unit("flag", "src/R.java", ex).is_empty());
+}
+
+#[test]
+fn a_markdown_table_is_read_by_column_and_row() {
+    let ex = "| code | status | retry |\n|---|---|---|\n| `NOT_FOUND` | 404 | no |\n| `ALREADY_PAID` | 409 | **no, never** |\n| `VERSION_CONFLICT` | 409 | yes |\n";
+    let on = |code: &str| -> Vec<Value> {
+        stated("enrich-error", code, "docs/errors.md", ex)
+            .into_iter()
+            .flat_map(|(_, v)| v)
+            .collect()
+    };
+    assert_eq!(on("ALREADY_PAID"), [json!(false)]);
+    assert_eq!(on("VERSION_CONFLICT"), [json!(true)]);
+}
+
+#[test]
+fn retry_idioms() {
+    let states_retry =
+        |code: &str, ex: &str, v: bool| states("enrich-error", code, "src/a.go", ex, json!(v));
+    let ex = "\t// GATEWAY_ERROR can be retried by clients.\n\treturn ErrGatewayError\n";
+    assert!(states_retry("GATEWAY_ERROR", ex, true));
+    assert!(!states_retry("GATEWAY_ERROR", ex, false));
+    let ex = "        # A decline is final: retrying the same request is declined again.\n        raise CardDeclined(str(exc))\n";
+    assert!(states(
+        "enrich-error",
+        "CARD_DECLINED",
+        "a/s.py",
+        ex,
+        json!(false)
+    ));
+    assert!(!states(
+        "enrich-error",
+        "CARD_DECLINED",
+        "a/s.py",
+        ex,
+        json!(true)
+    ));
+    // A positional flag read by the parameter name the enum's constructor declares.
+    let ex = "public enum BillingError {\n    ALREADY_PAID(HttpStatus.CONFLICT, false),\n    BUSY(HttpStatus.CONFLICT, true);\n    BillingError(HttpStatus status, boolean retryable) {\n";
+    assert!(states(
+        "enrich-error",
+        "ALREADY_PAID",
+        "src/B.java",
+        ex,
+        json!(false)
+    ));
+    assert!(!states(
+        "enrich-error",
+        "ALREADY_PAID",
+        "src/B.java",
+        ex,
+        json!(true)
+    ));
+}
+
+#[test]
+fn sensitivity_idioms() {
+    let ex = "# Body fields that identify a person, masked in logs.\nPERSONAL_FIELDS = frozenset({\n    \"customer_email\",\n})\n";
+    assert!(states(
+        "classify-sensitivity",
+        "customer_email",
+        "src/l.py",
+        ex,
+        json!("pii")
+    ));
+    // The target's own name never states its class.
+    let ex = "    token_count: number;\n";
+    assert!(stated("classify-sensitivity", "token_count", "src/u.ts", ex).is_empty());
+}
+
+#[test]
+fn description_content_words() {
+    let policy = &registry().get("describe-field").expect("skill").policy;
+    let known = vec!["status".to_string(), "string".to_string()];
+    let attester = Attester::with("status", None, known, policy);
+    let a = artifact(
+        "docs/api.md",
+        1,
+        "`status` is `pending_payment` until the card is charged, then `shipped` or `cancelled`.\n",
+    );
+    let evidence = EvidenceDoc {
+        format: crate::case::evidence::EVIDENCE_FORMAT.into(),
+        format_version: crate::case::evidence::EVIDENCE_FORMAT_VERSION,
+        artifacts: vec![a.clone()],
+    };
+    let claim = RawClaim {
+        id: "cl-x".into(),
+        predicate: "field.description".into(),
+        value: json!("Pending payment until charged; then shipped or cancelled."),
+        artifact_ids: vec![a.id.clone()],
+        confidence: 1.0,
+    };
+    let got = attester
+        .attest("field.description", &claim.value, &[&claim], &evidence)
+        .expect("descriptions have rules");
+    assert!(got.attested(), "{got:?}");
+    let other = json!("Internal routing hint for the warehouse robots.");
+    let got = attester
+        .attest("field.description", &other, &[&claim], &evidence)
+        .expect("descriptions have rules");
+    assert!(!got.attested() && got.note.contains("missing"), "{got:?}");
+}

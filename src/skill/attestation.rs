@@ -1,0 +1,122 @@
+//! Attestation rules (R-GATE-1): contract data that says what text in an excerpt states a
+//! value of an output predicate. The engine's matcher lives in `case::attest`; this module
+//! only holds the data and checks that it is well formed.
+//!
+//! Invariant: every rule compiles, and every value a rule states is admitted by the field's
+//! value constraint, so a rule can never attest a value the skill could not write.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::registry::{SkillPolicy, ValueConstraint};
+
+/// Stands for the quantity in a rule's pattern: the target's name in any spelling, or a
+/// name or literal it flows into or out of within the excerpt.
+pub const QUANTITY: &str = "{q}";
+
+/// How an excerpt states a value of one output predicate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Attestation {
+    /// Each rule is a regular expression matched on the lines of an excerpt that concern
+    /// the target; a match states the rule's values.
+    Patterns { rules: Vec<AttestRule> },
+    /// Free text: at least `share` of the text's content words (words not in `ignore`,
+    /// not the target's own name or type) must appear in the cited lines.
+    ContentWords { share: f64, ignore: Vec<String> },
+}
+
+/// One pattern rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AttestRule {
+    /// Stable name, quoted in close.json when the rule matches.
+    pub id: String,
+    /// The values a match states (more than one when the idiom is ambiguous: such a line
+    /// attests each of them and contradicts none of them).
+    pub values: Vec<Value>,
+    /// Matched on the line, with the target's spellings and aliases replaced by the
+    /// quantity placeholder (`{q}` in the pattern).
+    pub pattern: String,
+    /// The rule does not fire on a line that also matches this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unless: Option<String>,
+    /// The rule fires only when one of the line's enclosing lines (a code block header, a
+    /// markdown heading) matches this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// ... and none of them matches this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unless_context: Option<String>,
+}
+
+impl AttestRule {
+    /// The patterns of this rule, `{q}` replaced by `placeholder`.
+    pub fn sources(&self, placeholder: &str) -> [Option<String>; 4] {
+        let fill = |p: &Option<String>| p.as_ref().map(|s| s.replace(QUANTITY, placeholder));
+        [
+            Some(self.pattern.replace(QUANTITY, placeholder)),
+            fill(&self.unless),
+            fill(&self.context),
+            fill(&self.unless_context),
+        ]
+    }
+}
+
+/// Checks the attestation data of one skill: every output predicate has rules, every
+/// pattern compiles, every stated value is admissible, shares lie in (0, 1].
+pub fn check(skill: &str, policy: &SkillPolicy) -> Result<(), String> {
+    for out in &policy.outputs {
+        let Some(att) = policy.attestation.get(&out.predicate) else {
+            return Err(format!(
+                "skill {skill} has no attestation rules for output predicate {}",
+                out.predicate
+            ));
+        };
+        let constraint = policy.value_constraints.get(&out.field);
+        match att {
+            Attestation::Patterns { rules } => {
+                if matches!(constraint, Some(ValueConstraint::Text)) {
+                    return Err(format!(
+                        "skill {skill}: `{}` is free text and needs content_words attestation",
+                        out.predicate
+                    ));
+                }
+                for rule in rules {
+                    for src in rule.sources("qqq").into_iter().flatten() {
+                        Regex::new(&src).map_err(|e| {
+                            format!("skill {skill}: rule {} does not compile: {e}", rule.id)
+                        })?;
+                    }
+                    if rule.values.is_empty() {
+                        return Err(format!("skill {skill}: rule {} states no value", rule.id));
+                    }
+                    for v in &rule.values {
+                        if !constraint.is_some_and(|c| c.admits(v)) {
+                            return Err(format!(
+                                "skill {skill}: rule {} states {v}, which `{}` does not admit",
+                                rule.id, out.field
+                            ));
+                        }
+                    }
+                }
+            }
+            Attestation::ContentWords { share, .. } => {
+                if !(share.is_finite() && *share > 0.0 && *share <= 1.0) {
+                    return Err(format!(
+                        "skill {skill}: content-word share {share} is outside (0, 1]"
+                    ));
+                }
+            }
+        }
+    }
+    for predicate in policy.attestation.keys() {
+        if !policy.output_predicates().contains(&predicate.as_str()) {
+            return Err(format!(
+                "skill {skill} has attestation rules for {predicate}, which is not an output predicate"
+            ));
+        }
+    }
+    Ok(())
+}
