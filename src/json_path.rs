@@ -49,6 +49,40 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, PathError> {
     deserialize(parse(text)?)
 }
 
+/// Reads a versioned document from `file`: a regular file of at most `cap` bytes, JSON with
+/// no repeated key, `format` equal to `format` and `formatVersion` to `version`, then the
+/// strict type (unknown keys named by path). The error is a message to prefix with the file.
+pub fn read_versioned<T: DeserializeOwned>(
+    file: &std::path::Path,
+    format: &str,
+    version: u32,
+    cap: u64,
+) -> Result<T, String> {
+    let bytes = crate::fsio::read_regular(file, cap).map_err(|e| format!("cannot read: {e}"))?;
+    let value = parse_slice(&bytes).map_err(|e| {
+        if e.path == "." {
+            e.message
+        } else {
+            e.to_string()
+        }
+    })?;
+    match value.get("format").and_then(Value::as_str) {
+        Some(f) if f == format => {}
+        Some(f) => return Err(format!("format is `{f}`, expected `{format}`")),
+        None => return Err(format!("missing `format: \"{format}\"`")),
+    }
+    match value.get("formatVersion").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(version) => {}
+        Some(v) => {
+            return Err(format!(
+                "{format} version {v} is not supported; this build reads version {version}"
+            ));
+        }
+        None => return Err("missing integer `formatVersion`".into()),
+    }
+    deserialize(value).map_err(|e| format!("at `{}`: {}", e.path, e.message))
+}
+
 /// Parses JSON text into a [`Value`], refusing a key that appears twice in one object
 /// (serde_json keeps the last silently: two readers of one document could then disagree
 /// on what it says). The error names the duplicated key's path.

@@ -295,31 +295,12 @@ fn name_of(path: &Path) -> String {
 /// Reads a versioned document: JSON syntax, then `format` and `formatVersion`, then the strict
 /// type (unknown keys named by path).
 fn read_doc<T: serde::de::DeserializeOwned>(file: &Path, format: &str) -> Result<T, Problem> {
-    let bad = |message: String| Problem::new(file, "unparseable", message);
-    let text = std::fs::read_to_string(file).map_err(|e| bad(format!("cannot read: {e}")))?;
-    let value: Value = crate::json_path::parse(&text).map_err(|e| {
-        bad(if e.path == "." {
-            e.message
-        } else {
-            e.to_string()
-        })
-    })?;
-    match value.get("format").and_then(Value::as_str) {
-        Some(f) if f == format => {}
-        Some(f) => return Err(bad(format!("format is `{f}`, expected `{format}`"))),
-        None => return Err(bad(format!("missing `format: \"{format}\"`"))),
-    }
-    match value.get("formatVersion").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(FORMAT_VERSION) => {}
-        Some(v) => {
-            return Err(bad(format!(
-                "{format} version {v} is not supported; this build reads version {FORMAT_VERSION}"
-            )));
-        }
-        None => return Err(bad("missing integer `formatVersion`".into())),
-    }
-    crate::json_path::deserialize(value).map_err(|e| bad(format!("at `{}`: {}", e.path, e.message)))
+    crate::json_path::read_versioned(file, format, FORMAT_VERSION, DOCUMENT_CAP)
+        .map_err(|message| Problem::new(file, "unparseable", message))
 }
+
+/// The largest scenario or label document read.
+const DOCUMENT_CAP: u64 = 16 << 20;
 
 /// Every `(class directory, entry)` under `dir`, two levels down: the entries are
 /// directories (`dirs`) or files. An unreadable level is a problem naming it.

@@ -275,42 +275,8 @@ pub fn read_versioned<T: serde::de::DeserializeOwned>(
     file: &Path,
     format: &str,
 ) -> Result<T, DocError> {
-    let bytes = crate::fsio::read_regular(file, 512 << 20)
-        .map_err(|e| doc_error(file, format!("cannot read: {e}")))?;
-    let value: Value = crate::json_path::parse_slice(&bytes).map_err(|e| {
-        doc_error(
-            file,
-            if e.path == "." {
-                e.message
-            } else {
-                e.to_string()
-            },
-        )
-    })?;
-    match value.get("format").and_then(Value::as_str) {
-        Some(f) if f == format => {}
-        Some(f) => {
-            return Err(doc_error(
-                file,
-                format!("format is `{f}`, expected `{format}`"),
-            ));
-        }
-        None => return Err(doc_error(file, format!("missing `format: \"{format}\"`"))),
-    }
-    match value.get("formatVersion").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(FORMAT_VERSION) => {}
-        Some(v) => {
-            return Err(doc_error(
-                file,
-                format!(
-                    "{format} version {v} is not supported; this build reads version {FORMAT_VERSION}"
-                ),
-            ));
-        }
-        None => return Err(doc_error(file, "missing integer `formatVersion`")),
-    }
-    crate::json_path::deserialize(value)
-        .map_err(|e| doc_error(file, format!("at `{}`: {}", e.path, e.message)))
+    crate::json_path::read_versioned(file, format, FORMAT_VERSION, 512 << 20)
+        .map_err(|message| doc_error(file, message))
 }
 
 /// Reads `results.json` from a file or a results directory.

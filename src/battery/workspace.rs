@@ -61,7 +61,21 @@ pub fn git_available() -> bool {
 /// Copies the tree at `src` to `dst` (which must not exist): directories and regular files
 /// only; anything else is refused, naming it.
 pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
+    copy(src, dst, Special::Refuse).map(drop)
+}
+
+/// What [`copy`] does with a symlink, FIFO, socket or device: never follow it.
+#[derive(Clone, Copy, PartialEq)]
+enum Special {
+    Refuse,
+    Skip,
+}
+
+/// Copies `src` to `dst`, directories and regular files; returns the special files skipped
+/// (relative to `src`) when `special` is [`Special::Skip`].
+fn copy(src: &Path, dst: &Path, special: Special) -> Result<Vec<String>, WorkspaceError> {
     std::fs::create_dir(dst).map_err(io("create", dst))?;
+    let mut skipped = Vec::new();
     let mut stack = vec![(src.to_path_buf(), dst.to_path_buf())];
     while let Some((from, to)) = stack.pop() {
         let mut entries: Vec<_> = std::fs::read_dir(&from)
@@ -78,6 +92,13 @@ pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
                 stack.push((path, target));
             } else if ty.is_file() {
                 std::fs::copy(&path, &target).map_err(io("copy", &path))?;
+            } else if special == Special::Skip {
+                skipped.push(
+                    path.strip_prefix(src)
+                        .unwrap_or(&path)
+                        .display()
+                        .to_string(),
+                );
             } else {
                 return Err(WorkspaceError::Refused {
                     path,
@@ -90,7 +111,7 @@ pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
             }
         }
     }
-    Ok(())
+    Ok(skipped)
 }
 
 /// Left out of [`tree_digest`]: git's index caches the files' stat data (times, inodes),
@@ -260,30 +281,7 @@ pub fn move_tree(from: &Path, to: &Path) -> Result<(), WorkspaceError> {
 /// Like [`copy_tree`], but an agent-made symlink or special file in a kept run is skipped
 /// (recorded by name in a `SKIPPED` file), never followed.
 fn copy_tree_lenient(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
-    std::fs::create_dir(dst).map_err(io("create", dst))?;
-    let mut skipped = Vec::new();
-    let mut stack = vec![(src.to_path_buf(), dst.to_path_buf())];
-    while let Some((from, to)) = stack.pop() {
-        for entry in std::fs::read_dir(&from).map_err(io("read", &from))? {
-            let entry = entry.map_err(io("read", &from))?;
-            let path = entry.path();
-            let target = to.join(entry.file_name());
-            let ty = entry.file_type().map_err(io("stat", &path))?;
-            if ty.is_dir() {
-                std::fs::create_dir(&target).map_err(io("create", &target))?;
-                stack.push((path, target));
-            } else if ty.is_file() {
-                std::fs::copy(&path, &target).map_err(io("copy", &path))?;
-            } else {
-                skipped.push(
-                    path.strip_prefix(src)
-                        .unwrap_or(&path)
-                        .display()
-                        .to_string(),
-                );
-            }
-        }
-    }
+    let skipped = copy(src, dst, Special::Skip)?;
     if !skipped.is_empty() {
         let _ = std::fs::write(dst.join("SKIPPED"), skipped.join("\n"));
     }
