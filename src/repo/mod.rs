@@ -3,6 +3,9 @@
 //! The engine reads the revision with `git` itself (never from the agent), so a run's
 //! `sourceRevision` is what the repository really was at open.
 
+pub mod committed;
+pub mod digest;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 

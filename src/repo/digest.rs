@@ -1,0 +1,89 @@
+//! The recorded content of a repository that has no commit to read from.
+//!
+//! Invariant: a manifest maps each in-scope regular file (canonical, `/`-separated path)
+//! to the sha256 of its bytes as they were when the manifest was built; its digest is the
+//! canonical hash of that map. Symlinks are never followed, `.git` and the excluded
+//! directories are never entered, so nothing written later under them can join it.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub const SOURCE_FORMAT: &str = "anvil-source";
+pub const SOURCE_FORMAT_VERSION: u32 = 1;
+
+/// The most files a manifest records; a larger uncommitted tree must be committed first.
+pub const MAX_FILES: usize = 100_000;
+
+/// `source.json`: what an uncommitted repository held at open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SourceManifest {
+    pub format: String,
+    pub format_version: u32,
+    /// Repository-relative path → `sha256:` of its bytes.
+    pub files: BTreeMap<String, String>,
+}
+
+impl SourceManifest {
+    /// Hashes every regular file under `root` for which `include` holds, skipping
+    /// symlinks, `.git` and every directory in `exclude` (canonical paths). Files larger
+    /// than `max_file_bytes` are recorded by size only as unreadable (they are refused as
+    /// evidence anyway).
+    pub fn build(
+        root: &Path,
+        include: &dyn Fn(&str) -> bool,
+        exclude: &[PathBuf],
+        max_file_bytes: u64,
+    ) -> io::Result<SourceManifest> {
+        let root = std::fs::canonicalize(root)?;
+        let mut files = BTreeMap::new();
+        let mut stack = vec![(root.clone(), String::new())];
+        while let Some((dir, prefix)) = stack.pop() {
+            let mut entries = std::fs::read_dir(&dir)?.collect::<Result<Vec<_>, _>>()?;
+            entries.sort_by_key(|e| e.file_name());
+            for entry in entries {
+                let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                    continue; // not UTF-8: no evidence path can name it
+                };
+                let rel = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}/{name}")
+                };
+                let path = entry.path();
+                let kind = entry.file_type()?;
+                if kind.is_dir() {
+                    if name != ".git" && !exclude.contains(&path) {
+                        stack.push((path, rel));
+                    }
+                } else if kind.is_file() && include(&rel) {
+                    if files.len() >= MAX_FILES {
+                        return Err(io::Error::other(format!(
+                            "more than {MAX_FILES} files are in scope; commit the repository so evidence is read from git"
+                        )));
+                    }
+                    let len = entry.metadata()?.len();
+                    let hash = if len > max_file_bytes {
+                        format!("oversize:{len}")
+                    } else {
+                        crate::canon::bytes_hash(&crate::fsio::read_regular(&path, max_file_bytes)?)
+                    };
+                    files.insert(rel, hash);
+                }
+            }
+        }
+        Ok(SourceManifest {
+            format: SOURCE_FORMAT.into(),
+            format_version: SOURCE_FORMAT_VERSION,
+            files,
+        })
+    }
+
+    /// The canonical hash of the manifest: what case.json records as `sourceDigest`.
+    pub fn digest(&self) -> String {
+        crate::canon::canonical_hash(self)
+    }
+}
