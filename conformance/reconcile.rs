@@ -203,19 +203,18 @@ fn forged_pass() -> Result<(), Failed> {
     .run(&opened.run_dir)
     .map_err(f)?;
     forge_pass(&opened.run_dir);
-    anvil_bench::case::finalize::finalize(&opened.run_dir, None, None, None).map_err(f)?;
-    let doc = close_plain(&opened.run_dir)?;
+    // Forged by hand, the lifecycle no longer matches the journal's seal.
+    let naive = anvil_bench::case::finalize::finalize(&opened.run_dir, None, None, None);
     ensure!(
-        doc.tier == Some(Tier::Reject),
-        "a forged pass closed as {:?}",
-        doc.tier
+        matches!(&naive, Err(e) if e.kind() == "tamper" && e.to_string().contains("lifecycle.json")),
+        "finalize accepted a hand-forged pass: {naive:?}"
     );
+    // Re-sealed as a forger who knows the format would, the verdict is still re-derived.
+    crate::support::reseal(&opened.run_dir);
+    let sealed = anvil_bench::case::finalize::finalize(&opened.run_dir, None, None, None);
     ensure!(
-        doc.validation.as_ref().is_some_and(|v| v
-            .checks
-            .iter()
-            .any(|c| c.id == "evidence_meets_minimum_strength" && !c.passed)),
-        "the re-run did not find the failing check"
+        matches!(&sealed, Err(e) if e.kind() == "tamper" && e.to_string().contains("records.proposalValidation")),
+        "finalize trusted a re-sealed forged pass: {sealed:?}"
     );
     let apply = close(
         &opened.run_dir,
@@ -253,6 +252,8 @@ fn forged_binding() -> Result<(), Failed> {
     let mut cr = read_json(&cr_path);
     cr["proposalHash"] = json!(hash);
     std::fs::write(&cr_path, serde_json::to_vec_pretty(&cr).unwrap()).unwrap();
+    // Re-sealed, so the seal is not what refuses it: close re-binds the target itself.
+    crate::support::reseal(&run);
     match close(&run, &CloseRequest::default(), None) {
         Ok(doc) => Err(format!("close accepted a rebound proposal: tier {:?}", doc.tier).into()),
         Err(e) => {

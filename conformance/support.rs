@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 use anvil_bench::case::{OpenMode, OpenRequest, Opened, open};
 use libtest_mimic::Failed;
+use serde_json::{Value, json};
 
 /// Fails the trial with a message unless `cond` holds.
 #[macro_export]
@@ -483,4 +484,43 @@ pub fn proposal_bytes_refused(
 /// The message of a failed trial (for adding context).
 pub fn msg(f: &Failed) -> &str {
     f.message().unwrap_or("failed")
+}
+
+/// Re-seals a run after its engine-owned files were edited, as a forger who knows the
+/// format would: the journal line that last wrote lifecycle.json is made to name its new
+/// hash, every later line's `prev` is recomputed, and the lock's anchor follows. Trials
+/// use it to prove that the checks behind the seal (re-running validation, re-binding
+/// the target) hold on their own.
+pub fn reseal(run: &Path) {
+    let hash = |b: &[u8]| anvil_bench::canon::bytes_hash(b);
+    let case_hash = hash(&std::fs::read(run.join("case.json")).unwrap());
+    let lc_hash = hash(&std::fs::read(run.join("lifecycle.json")).unwrap());
+    let text = std::fs::read_to_string(run.join("journal.jsonl")).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let writer = lines
+        .iter()
+        .rposition(|l| l["writes"].get("lifecycle.json").is_some());
+    let mut prev = case_hash;
+    let mut out = String::new();
+    for (i, line) in lines.iter_mut().enumerate() {
+        line["prev"] = json!(prev);
+        if Some(i) == writer {
+            line["writes"]["lifecycle.json"] = json!(lc_hash);
+        }
+        let rendered = serde_json::to_string(line).unwrap();
+        prev = hash(rendered.as_bytes());
+        out.push_str(&rendered);
+        out.push('\n');
+    }
+    std::fs::write(run.join("journal.jsonl"), out).unwrap();
+    let lock = std::fs::read_to_string(run.join(".lock")).unwrap_or_default();
+    let fence = lock.lines().next().unwrap_or("0").to_string();
+    std::fs::write(
+        run.join(".lock"),
+        format!("{fence}\n{}\n{prev}\n", lines.len()),
+    )
+    .unwrap();
 }

@@ -76,7 +76,12 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// Appends one line to a file and fsyncs it. Used for append-only journals, where each line
 /// is a whole record: a torn final line is detectable and ignored by readers.
 pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
     let mut buf = String::with_capacity(line.len() + 1);
     buf.push_str(line);
     buf.push('\n');
@@ -113,7 +118,7 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
         ));
     }
     let mut out = Vec::with_capacity(meta.len() as usize);
-    file.take(cap + 1).read_to_end(&mut out)?;
+    file.take(cap.saturating_add(1)).read_to_end(&mut out)?;
     if out.len() as u64 > cap {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -126,4 +131,31 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
 /// Absolute form of `path` without resolving symlinks (for recording where inputs live).
 pub fn absolute(path: &Path) -> io::Result<PathBuf> {
     std::path::absolute(path)
+}
+
+/// Writes `bytes` to a new file at `path` (refusing an existing one), fsynced when
+/// durable. The rail commit protocol stages its files with it.
+pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    let half = bytes.len() / 2;
+    file.write_all(&bytes[..half])?;
+    crash_point("stage-partial");
+    file.write_all(&bytes[half..])?;
+    if durable() {
+        file.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Crash injection for the crash-safety trials: in a debug build, when `ANVIL_CRASH_AT`
+/// names this point, the process aborts here, as `kill -9` would. Release builds compile
+/// it to nothing, so no environment variable can crash a production binary.
+#[inline]
+pub fn crash_point(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("ANVIL_CRASH_AT").is_some_and(|v| v == name) {
+        std::process::abort();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
 }

@@ -96,6 +96,12 @@ pub enum CaseError {
         frozen: String,
         now: String,
     },
+    #[error("tamper detected: `{file}` ({field}) {reason}; the run cannot be trusted")]
+    Tampered {
+        file: String,
+        field: String,
+        reason: String,
+    },
     #[error("illegal transition: {reason}")]
     Transition { reason: String },
 }
@@ -138,7 +144,7 @@ impl CaseError {
             CaseError::Replayed { .. } => "replayed_refusal",
             CaseError::Evidence(e) => e.kind(),
             CaseError::Rail { kind, .. } => kind,
-            CaseError::Tamper { .. } => "tamper",
+            CaseError::Tamper { .. } | CaseError::Tampered { .. } => "tamper",
             CaseError::Transition { .. } => "illegal_transition",
         }
     }

@@ -17,7 +17,7 @@ use super::error::CaseError;
 use super::evidence::EvidenceArtifact;
 use super::lifecycle::{Lifecycle, State, now};
 use super::rail::with_rail;
-use super::rails::{Critique, RESEARCH_RECORD, VALIDATION_RECORD, load_current};
+use super::rails::{Critique, RESEARCH_RECORD, load_current};
 use super::research::{ClaimVerdict, Conflict, ResearchRecord};
 use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
 use super::validate::{ValidationRecord, Verdict};
@@ -139,8 +139,17 @@ pub fn finalize(
                 ),
             });
         }
-        let validation: Option<ValidationRecord> = lc.record(VALIDATION_RECORD);
-        let research: Option<ResearchRecord> = lc.record(RESEARCH_RECORD);
+        // Verdicts are re-derived from the frozen inputs, never read back.
+        let validation: Option<ValidationRecord> = super::rails::rederive_validation(&run, &lc)?;
+        let research: Option<ResearchRecord> = if lc.records.contains_key(RESEARCH_RECORD) {
+            let evidence = store::evidence(run_dir)?;
+            let claims = store::claims(run_dir)?;
+            Some(super::rails::rederive_research(
+                &run, &lc, &evidence, &claims,
+            )?)
+        } else {
+            None
+        };
         let critique: Option<Critique> = store::read_doc(run_dir, CRITIQUE_JSON)?;
         match (&critique, &validation) {
             (Some(c), Some(v)) if !c.agrees_with(v) => {
@@ -188,8 +197,11 @@ pub fn finalize(
                 if v.verdict != Verdict::Pass {
                     return Err(refuse("validation_failed", "proposal_generated needs a passing validation record; the recorded verdict is fail".into()));
                 }
-                let bytes = std::fs::read(run_dir.join(PROPOSAL_JSON))
-                    .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
+                let bytes = crate::fsio::read_regular(
+                    &run_dir.join(PROPOSAL_JSON),
+                    store::MAX_RUN_FILE_BYTES,
+                )
+                .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
                 if crate::canon::bytes_hash(&bytes) != v.proposal_hash {
                     return Err(CaseError::Tamper {
                         file: PROPOSAL_JSON.into(),

@@ -64,6 +64,15 @@ pub struct Transition {
     pub at: String,
 }
 
+/// A position in the journal chain: how many lines, and the hash of the last (case.json's
+/// hash when there is none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct JournalHead {
+    pub entries: u64,
+    pub head: String,
+}
+
 /// The lifecycle document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -71,6 +80,10 @@ pub struct Lifecycle {
     pub format: String,
     pub format_version: u32,
     pub run_id: RunId,
+    /// case.json's hash at open: a later change of case.json is tampering.
+    pub case_hash: String,
+    /// The journal chain this lifecycle was written after (see `case::rail`).
+    pub journal: JournalHead,
     pub state: State,
     /// File (relative to the run) → `sha256:` of its bytes when its stage froze.
     pub frozen: BTreeMap<String, String>,
@@ -80,11 +93,16 @@ pub struct Lifecycle {
 }
 
 impl Lifecycle {
-    pub fn new(run_id: RunId, at: &str) -> Lifecycle {
+    pub fn new(run_id: RunId, at: &str, case_hash: &str) -> Lifecycle {
         Lifecycle {
             format: LIFECYCLE_FORMAT.into(),
             format_version: LIFECYCLE_FORMAT_VERSION,
             run_id,
+            case_hash: case_hash.to_string(),
+            journal: JournalHead {
+                entries: 0,
+                head: case_hash.to_string(),
+            },
             state: State::Open,
             frozen: BTreeMap::new(),
             records: BTreeMap::new(),
@@ -122,31 +140,55 @@ pub fn now() -> String {
 }
 
 impl Lifecycle {
-    /// Reads `lifecycle.json` of the run at `run_dir`.
+    /// Reads `lifecycle.json` of the run at `run_dir` (as the executing rail sees it).
     pub fn load(run_dir: &std::path::Path) -> Result<Lifecycle, super::error::CaseError> {
         let path = run_dir.join(super::run::LIFECYCLE_JSON);
+        let bytes = super::commit::read(
+            run_dir,
+            super::run::LIFECYCLE_JSON,
+            super::store::MAX_RUN_FILE_BYTES,
+        )
+        .map_err(super::error::CaseError::io("read", &path))?
+        .ok_or_else(|| {
+            super::error::CaseError::io("read", &path)(std::io::ErrorKind::NotFound.into())
+        })?;
+        Lifecycle::parse(&bytes, &path)
+    }
+
+    /// Parses lifecycle bytes read from `path` strictly.
+    pub fn parse(
+        bytes: &[u8],
+        path: &std::path::Path,
+    ) -> Result<Lifecycle, super::error::CaseError> {
+        let corrupt = |field: String, reason: String| super::error::CaseError::Corrupt {
+            file: path.to_path_buf(),
+            field,
+            reason,
+        };
         let text =
-            std::fs::read_to_string(&path).map_err(super::error::CaseError::io("read", &path))?;
+            std::str::from_utf8(bytes).map_err(|_| corrupt(".".into(), "not UTF-8".into()))?;
         let doc: Lifecycle =
-            crate::json_path::from_str(&text).map_err(|e| super::error::CaseError::Corrupt {
-                file: path.clone(),
-                field: e.path,
-                reason: e.message,
-            })?;
+            crate::json_path::from_str(text).map_err(|e| corrupt(e.path, e.message))?;
         if doc.format != LIFECYCLE_FORMAT || doc.format_version != LIFECYCLE_FORMAT_VERSION {
-            return Err(super::error::CaseError::Corrupt {
-                file: path,
-                field: "formatVersion".into(),
-                reason: format!("expected {LIFECYCLE_FORMAT} v{LIFECYCLE_FORMAT_VERSION}"),
-            });
+            return Err(corrupt(
+                "formatVersion".into(),
+                format!("expected {LIFECYCLE_FORMAT} v{LIFECYCLE_FORMAT_VERSION}"),
+            ));
         }
         Ok(doc)
     }
 
-    /// Writes `lifecycle.json` atomically.
+    /// Writes `lifecycle.json` (staged when a rail is executing).
     pub fn save(&self, run_dir: &std::path::Path) -> Result<(), super::error::CaseError> {
         let path = run_dir.join(super::run::LIFECYCLE_JSON);
-        crate::fsio::write_json_atomic(&path, self)
+        let mut text =
+            serde_json::to_string_pretty(self).map_err(|e| super::error::CaseError::Corrupt {
+                file: path.clone(),
+                field: ".".into(),
+                reason: e.to_string(),
+            })?;
+        text.push('\n');
+        super::commit::write(run_dir, super::run::LIFECYCLE_JSON, text.as_bytes())
             .map_err(super::error::CaseError::io("write", path))
     }
 

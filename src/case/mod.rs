@@ -6,6 +6,7 @@
 
 pub mod attest;
 pub mod claim;
+pub mod commit;
 pub mod doc;
 pub mod error;
 pub mod evidence;

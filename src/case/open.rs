@@ -467,7 +467,11 @@ fn materialize(case_dir: &Path, doc: &CaseDoc) -> Result<PathBuf, CaseError> {
         write(CASE_JSON, &case_bytes)?;
         write(CASE_MD, case_md.as_bytes())?;
         write(SCHEMA_FILE, schema.as_bytes())?;
-        let lifecycle = Lifecycle::new(doc.identity.run_id.clone(), &doc.identity.created_at);
+        let lifecycle = Lifecycle::new(
+            doc.identity.run_id.clone(),
+            &doc.identity.created_at,
+            &case_hash,
+        );
         let path = staging.join(LIFECYCLE_JSON);
         fsio::write_json_atomic(&path, &lifecycle).map_err(CaseError::io("write", path))?;
         write(JOURNAL, b"")?;

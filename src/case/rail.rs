@@ -1,28 +1,42 @@
-//! The rail envelope: per-run lock with a fencing counter, the journal, idempotency.
+//! The rail envelope: per-run lock with a fencing counter, the hash-chained journal,
+//! idempotency, and the integrity of every engine-owned file.
 //!
 //! Invariant: every mutating rail on a run executes inside [`with_rail`]: it holds the
 //! run's exclusive lock for its whole read-check-write, so concurrent rails serialise and
-//! never interleave writes; its call is appended to `journal.jsonl`; and a repeated
+//! never interleave writes; it first recovers an interrupted rail and refuses a run whose
+//! engine-owned files do not match the journal ([`integrity`]); its call is appended to
+//! `journal.jsonl` as one committed line (see [`super::commit`]); and a repeated
 //! idempotency key replays the saved outcome (same body) or is refused (different body).
+//!
+//! The chain: line 1's `prev` is case.json's hash, line n's is line n-1's hash. Every line
+//! rewrites lifecycle.json, which records the chain head the line was written after, and
+//! names in `writes` the hash of every file it wrote, lifecycle.json included. So case.json,
+//! the lifecycle, the journal and every file the engine wrote are bound together: editing,
+//! truncating or wiping any of them is reported by name.
 
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::CaseError;
-use super::lifecycle::now;
-use super::run::JOURNAL;
+use super::lifecycle::{JournalHead, Lifecycle, State, now};
+use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON};
 use crate::canon::canonical_hash;
 
 pub const LOCK_FILE: &str = ".lock";
+const OUTPUT_PREFIX: &str = "output/";
 
 /// One line of `journal.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JournalEntry {
+    /// The hash of the previous line (case.json's hash for the first).
+    pub prev: String,
     pub fence: u64,
     pub rail: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,6 +53,8 @@ pub struct JournalEntry {
     /// This entry was refused: its key was saved with a different body.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub conflict: bool,
+    /// Run-relative file → `sha256:` of the bytes this call wrote there.
+    pub writes: BTreeMap<String, String>,
     pub at: String,
 }
 
@@ -62,34 +78,269 @@ pub struct Fence {
     pub number: u64,
 }
 
+/// The journal as read: its whole lines, their hashes, and where a torn last line begins.
+#[derive(Debug, Default)]
+pub struct Journal {
+    pub entries: Vec<JournalEntry>,
+    /// `sha256:` of each entry's line (without its newline).
+    pub hashes: Vec<String>,
+    /// Byte offset of a torn last line (a crash mid-append): not a record.
+    pub torn_at: Option<u64>,
+}
+
+impl Journal {
+    /// Reads the journal of the run at `run_dir` (a symlink or special file is refused).
+    pub fn read(run_dir: &Path) -> Result<Journal, CaseError> {
+        let path = run_dir.join(JOURNAL);
+        let bytes = match crate::fsio::read_regular(&path, crate::case::store::MAX_RUN_FILE_BYTES) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Journal::default()),
+            Err(e) => return Err(CaseError::io("read", path)(e)),
+        };
+        let mut out = Journal::default();
+        let mut offset = 0u64;
+        let mut rest: &[u8] = &bytes;
+        let mut number = 0;
+        while !rest.is_empty() {
+            number += 1;
+            let (line, next, whole) = match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => (&rest[..i], &rest[i + 1..], true),
+                None => (rest, &rest[rest.len()..], false),
+            };
+            let parsed = std::str::from_utf8(line)
+                .ok()
+                .and_then(|t| serde_json::from_str::<JournalEntry>(t).ok());
+            match parsed {
+                Some(entry) if whole => {
+                    out.hashes.push(crate::canon::bytes_hash(line));
+                    out.entries.push(entry);
+                }
+                // A last line without its newline was never committed.
+                _ if !whole => {
+                    out.torn_at = Some(offset);
+                    break;
+                }
+                _ => {
+                    let reason = std::str::from_utf8(line)
+                        .map_err(|e| e.to_string())
+                        .and_then(|t| {
+                            serde_json::from_str::<JournalEntry>(t)
+                                .map(|_| ())
+                                .map_err(|e| e.to_string())
+                        })
+                        .err()
+                        .unwrap_or_default();
+                    return Err(CaseError::Corrupt {
+                        file: path,
+                        field: format!("line {number}"),
+                        reason,
+                    });
+                }
+            }
+            offset += line.len() as u64 + 1;
+            rest = next;
+        }
+        Ok(out)
+    }
+
+    /// The chain head: the hash the next line's `prev` must be.
+    pub fn head(&self, case_hash: &str) -> String {
+        self.hashes
+            .last()
+            .cloned()
+            .unwrap_or_else(|| case_hash.to_string())
+    }
+
+    /// Cuts a torn last line off the file (recovery, under the lock).
+    pub(super) fn truncate_torn(&self, run_dir: &Path) -> Result<(), CaseError> {
+        let Some(at) = self.torn_at else {
+            return Ok(());
+        };
+        let path = run_dir.join(JOURNAL);
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(CaseError::io("open", &path))?;
+        file.set_len(at).map_err(CaseError::io("truncate", &path))?;
+        if crate::fsio::durable() {
+            file.sync_all().map_err(CaseError::io("sync", &path))?;
+        }
+        Ok(())
+    }
+}
+
 /// Reads every whole entry of the journal; a torn last line is ignored.
 pub fn read_journal(run_dir: &Path) -> Result<Vec<JournalEntry>, CaseError> {
-    let path = run_dir.join(JOURNAL);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(CaseError::io("read", path)(e)),
-    };
+    Journal::read(run_dir).map(|j| j.entries)
+}
+
+/// One way the run's engine-owned files disagree with each other.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Broken {
+    pub file: String,
+    pub field: String,
+    pub reason: String,
+}
+
+/// Checks that case.json, lifecycle.json, the journal chain and every file the engine
+/// wrote agree. Empty when the run is intact.
+pub fn integrity(
+    run_dir: &Path,
+    journal: &Journal,
+    anchor: Option<&JournalHead>,
+) -> Result<Vec<Broken>, CaseError> {
     let mut out = Vec::new();
-    let lines: Vec<&str> = text.split('\n').collect();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+    let mut broken = |file: &str, field: &str, reason: String| {
+        out.push(Broken {
+            file: file.to_string(),
+            field: field.to_string(),
+            reason,
+        })
+    };
+    let hash_of =
+        |rel: &str| -> Result<Option<String>, CaseError> { super::store::file_hash(run_dir, rel) };
+    let Some(case_hash) = hash_of(CASE_JSON)? else {
+        broken(CASE_JSON, ".", "missing".into());
+        return Ok(out);
+    };
+    let lc_hash = hash_of(LIFECYCLE_JSON)?;
+    let lc = match Lifecycle::load(run_dir) {
+        Ok(lc) => lc,
+        Err(e) => {
+            broken(LIFECYCLE_JSON, ".", e.to_string());
+            return Ok(out);
         }
-        match serde_json::from_str::<JournalEntry>(line) {
-            Ok(entry) => out.push(entry),
-            // A torn final line (crash mid-append) is not a record.
-            Err(_) if i + 1 == lines.len() => {}
-            Err(e) => {
-                return Err(CaseError::Corrupt {
-                    file: path,
-                    field: format!("line {}", i + 1),
-                    reason: e.to_string(),
-                });
+    };
+    if lc.case_hash != case_hash {
+        broken(
+            CASE_JSON,
+            ".",
+            format!(
+                "its hash is {case_hash}, but the run was opened with {}",
+                lc.case_hash
+            ),
+        );
+    }
+    // The chain itself.
+    let mut prev = lc.case_hash.clone();
+    for (i, entry) in journal.entries.iter().enumerate() {
+        if entry.prev != prev {
+            broken(
+                JOURNAL,
+                &format!("line {}.prev", i + 1),
+                format!("is {}, but the line before hashes to {prev}", entry.prev),
+            );
+        }
+        prev = journal.hashes[i].clone();
+    }
+    // The lock anchors the chain's end; lifecycle.json records the head its writer followed.
+    let n = journal.entries.len() as u64;
+    let actual = JournalHead {
+        entries: n,
+        head: journal.head(&lc.case_hash),
+    };
+    match anchor {
+        Some(a) if *a != actual => broken(
+            JOURNAL,
+            ".",
+            format!(
+                "has {n} lines ending {}, but the run's lock anchored {} lines ending {}",
+                actual.head, a.entries, a.head
+            ),
+        ),
+        None if n > 0 => broken(
+            LOCK_FILE,
+            ".",
+            format!("holds no journal anchor, but the journal has {n} lines"),
+        ),
+        _ => {}
+    }
+    let writer = journal
+        .entries
+        .iter()
+        .rposition(|e| e.writes.contains_key(LIFECYCLE_JSON));
+    match writer {
+        None => {
+            let genesis = Lifecycle::new(lc.run_id.clone(), "", &lc.case_hash);
+            if lc.journal != genesis.journal
+                || lc.state != State::Open
+                || lc.transitions.len() != 1
+                || !lc.frozen.is_empty()
+                || !lc.records.is_empty()
+            {
+                broken(
+                    LIFECYCLE_JSON,
+                    ".",
+                    "records work, but no journal line wrote it".into(),
+                );
+            }
+        }
+        Some(i) => {
+            let expect = JournalHead {
+                entries: i as u64,
+                head: journal.entries[i].prev.clone(),
+            };
+            if lc.journal != expect {
+                broken(
+                    LIFECYCLE_JSON,
+                    "journal",
+                    format!(
+                        "records {} lines ending {}, but line {} that wrote it follows {} lines ending {}",
+                        lc.journal.entries,
+                        lc.journal.head,
+                        i + 1,
+                        expect.entries,
+                        expect.head
+                    ),
+                );
             }
         }
     }
+    // Every engine-private file holds what its last writer wrote. Files under output/ are
+    // the agent's to write until their stage freezes; from then on lifecycle.json's frozen
+    // hashes (bound above) guard them, and every verdict is re-derived from them.
+    let mut last_write: BTreeMap<&str, &str> = BTreeMap::new();
+    for entry in &journal.entries {
+        for (rel, hash) in &entry.writes {
+            if !rel.starts_with(OUTPUT_PREFIX) {
+                last_write.insert(rel, hash);
+            }
+        }
+    }
+    for (rel, hash) in last_write {
+        let now = if rel == LIFECYCLE_JSON {
+            lc_hash.clone()
+        } else {
+            hash_of(rel)?
+        };
+        let now = now.unwrap_or_else(|| "(deleted)".into());
+        if now != hash {
+            broken(
+                rel,
+                ".",
+                format!("the journal says the engine wrote {hash}, but it is now {now}"),
+            );
+        }
+    }
     Ok(out)
+}
+
+/// Refuses a run whose integrity is broken, naming the first broken file and field.
+fn ensure_intact(
+    run_dir: &Path,
+    journal: &Journal,
+    anchor: Option<&JournalHead>,
+) -> Result<(), CaseError> {
+    match integrity(run_dir, journal, anchor)?.into_iter().next() {
+        None => Ok(()),
+        Some(b) => Err(CaseError::Tampered {
+            file: b.file,
+            field: b.field,
+            reason: b.reason,
+        }),
+    }
 }
 
 /// Runs `body` as rail `rail` on the run at `run_dir`, under the run lock, journaled and
@@ -106,19 +357,30 @@ where
     F: FnOnce(&Fence) -> Result<T, CaseError>,
 {
     let lock_path = run_dir.join(LOCK_FILE);
-    let mut lock = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lock_path)
-        .map_err(CaseError::io("open", &lock_path))?;
-    lock.lock().map_err(CaseError::io("lock", &lock_path))?;
     // The lock is released when `lock` is dropped, on every path out of this function.
+    let mut lock = lock_run(run_dir)?;
+    let (journal, mut state) = settle(run_dir, &mut lock)?;
+    ensure_intact(run_dir, &journal, state.anchor.as_ref())?;
+    state.fence += 1;
+    write_lock(&mut lock, &state).map_err(CaseError::io("write", &lock_path))?;
     let fence = Fence {
-        number: next_fence(&mut lock).map_err(CaseError::io("write", &lock_path))?,
+        number: state.fence,
     };
     let body_hash = canonical_hash(&serde_json::json!({"rail": rail, "request": request}));
+    let entry = |outcome, result, error| JournalEntry {
+        prev: String::new(),
+        fence: fence.number,
+        rail: rail.to_string(),
+        idempotency_key: idempotency_key.map(str::to_string),
+        body_hash: body_hash.clone(),
+        outcome,
+        result,
+        error,
+        replayed: false,
+        conflict: false,
+        writes: BTreeMap::new(),
+        at: now(),
+    };
 
     if let Some(key) = idempotency_key {
         if key.is_empty() || key.len() > 200 {
@@ -126,8 +388,8 @@ where
                 key: key.to_string(),
             });
         }
-        let journal = read_journal(run_dir)?;
         if let Some(saved) = journal
+            .entries
             .iter()
             .find(|e| e.idempotency_key.as_deref() == Some(key) && !e.replayed && !e.conflict)
         {
@@ -138,34 +400,41 @@ where
                 };
                 // The refused call is journaled too, marked as not an original execution so
                 // it never becomes the saved outcome of the key.
-                append(
-                    run_dir,
-                    &JournalEntry {
-                        fence: fence.number,
-                        rail: rail.to_string(),
-                        idempotency_key: Some(key.to_string()),
-                        body_hash,
-                        outcome: Outcome::Rejected,
-                        result: None,
-                        error: Some(SavedError {
+                let refused = JournalEntry {
+                    conflict: true,
+                    ..entry(
+                        Outcome::Rejected,
+                        None,
+                        Some(SavedError {
                             kind: err.kind().to_string(),
                             message: err.to_string(),
                         }),
-                        replayed: false,
-                        conflict: true,
-                        at: now(),
-                    },
+                    )
+                };
+                commit(
+                    run_dir,
+                    &journal,
+                    &mut lock,
+                    &mut state,
+                    refused,
+                    BTreeMap::new(),
                 )?;
                 return Err(err);
             }
-            append(
+            let replay = JournalEntry {
+                replayed: true,
+                writes: BTreeMap::new(),
+                fence: fence.number,
+                at: now(),
+                ..saved.clone()
+            };
+            commit(
                 run_dir,
-                &JournalEntry {
-                    replayed: true,
-                    fence: fence.number,
-                    at: now(),
-                    ..saved.clone()
-                },
+                &journal,
+                &mut lock,
+                &mut state,
+                replay,
+                BTreeMap::new(),
             )?;
             return match (&saved.outcome, &saved.result, &saved.error) {
                 (Outcome::Ok, Some(result), _) => {
@@ -188,54 +457,190 @@ where
         }
     }
 
+    super::commit::begin(run_dir, fence.number);
     let outcome = body(&fence);
-    let entry = JournalEntry {
-        fence: fence.number,
-        rail: rail.to_string(),
-        idempotency_key: idempotency_key.map(str::to_string),
-        body_hash,
-        outcome: if outcome.is_ok() {
+    let mut staged = super::commit::end();
+    if outcome.is_err() {
+        // A refused call changes nothing but the journal.
+        super::commit::discard(&staged);
+        staged.clear();
+    }
+    let done = entry(
+        if outcome.is_ok() {
             Outcome::Ok
         } else {
             Outcome::Rejected
         },
-        result: outcome
+        outcome
             .as_ref()
             .ok()
             .and_then(|r| serde_json::to_value(r).ok()),
-        error: outcome.as_ref().err().map(|e| SavedError {
+        outcome.as_ref().err().map(|e| SavedError {
             kind: e.kind().to_string(),
             message: e.to_string(),
         }),
-        replayed: false,
-        conflict: false,
-        at: now(),
-    };
-    append(run_dir, &entry)?;
+    );
+    commit(run_dir, &journal, &mut lock, &mut state, done, staged)?;
     outcome
 }
 
-fn append(run_dir: &Path, entry: &JournalEntry) -> Result<(), CaseError> {
+/// Commits one journal line: a lifecycle.json the body staged records the chain head the
+/// line follows; the line, naming every staged file's hash, is appended (the commit
+/// point); the staged files move into place; the lock's anchor moves to the new head.
+fn commit(
+    run_dir: &Path,
+    journal: &Journal,
+    lock: &mut std::fs::File,
+    state: &mut LockState,
+    mut entry: JournalEntry,
+    mut staged: BTreeMap<String, (std::path::PathBuf, String)>,
+) -> Result<(), CaseError> {
+    let discard_on_err = |staged: &BTreeMap<_, _>, e: CaseError| {
+        super::commit::discard(staged);
+        e
+    };
+    let case_hash = super::store::file_hash(run_dir, CASE_JSON)?.unwrap_or_default();
+    let head = journal.head(&case_hash);
+    if let Some((pending, _)) = staged.remove(LIFECYCLE_JSON) {
+        let read = crate::fsio::read_regular(&pending, super::store::MAX_RUN_FILE_BYTES)
+            .map_err(CaseError::io("read", &pending));
+        let _ = std::fs::remove_file(&pending);
+        let mut lc = read
+            .and_then(|b| Lifecycle::parse(&b, &run_dir.join(LIFECYCLE_JSON)))
+            .map_err(|e| discard_on_err(&staged, e))?;
+        lc.journal = JournalHead {
+            entries: journal.entries.len() as u64,
+            head: head.clone(),
+        };
+        super::commit::begin(run_dir, state.fence);
+        let saved = lc.save(run_dir);
+        staged.extend(super::commit::end());
+        saved.map_err(|e| discard_on_err(&staged, e))?;
+    }
+    crate::fsio::crash_point("staged");
+
+    entry.prev = head;
+    entry.writes = staged
+        .iter()
+        .map(|(rel, (_, hash))| (rel.clone(), hash.clone()))
+        .collect();
+    let line = append(run_dir, &entry).map_err(|e| discard_on_err(&staged, e))?;
+    crate::fsio::crash_point("journaled");
+    super::commit::apply(run_dir, &staged)?;
+    state.anchor = Some(JournalHead {
+        entries: journal.entries.len() as u64 + 1,
+        head: crate::canon::bytes_hash(line.as_bytes()),
+    });
+    let lock_path = run_dir.join(LOCK_FILE);
+    write_lock(lock, state).map_err(CaseError::io("write", lock_path))
+}
+
+/// Appends `entry` as one line and returns the line (without its newline).
+fn append(run_dir: &Path, entry: &JournalEntry) -> Result<String, CaseError> {
     let path = run_dir.join(JOURNAL);
     let line = serde_json::to_string(entry).map_err(|e| CaseError::Corrupt {
         file: path.clone(),
         field: ".".into(),
         reason: e.to_string(),
     })?;
-    crate::fsio::append_line(&path, &line).map_err(CaseError::io("append to", path))
+    crate::fsio::append_line(&path, &line).map_err(CaseError::io("append to", path))?;
+    Ok(line)
 }
 
-/// Increments the fencing counter stored in the lock file and returns the new value.
-fn next_fence(lock: &mut std::fs::File) -> std::io::Result<u64> {
+/// What the lock file holds: the fencing counter and the journal's anchor (its line
+/// count and head after the last committed line). Rewritten by every rail, so cutting
+/// lines off the journal's end is seen even when they changed no other file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct LockState {
+    fence: u64,
+    anchor: Option<JournalHead>,
+}
+
+impl LockState {
+    fn parse(text: &str) -> LockState {
+        let mut lines = text.lines();
+        let fence = lines
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        let anchor = match (lines.next().and_then(|l| l.parse().ok()), lines.next()) {
+            (Some(entries), Some(head)) => Some(JournalHead {
+                entries,
+                head: head.to_string(),
+            }),
+            _ => None,
+        };
+        LockState { fence, anchor }
+    }
+
+    fn render(&self) -> String {
+        match &self.anchor {
+            Some(a) => format!("{}\n{}\n{}\n", self.fence, a.entries, a.head),
+            None => format!("{}\n", self.fence),
+        }
+    }
+}
+
+fn read_lock(lock: &mut std::fs::File) -> std::io::Result<LockState> {
     let mut text = String::new();
     lock.seek(SeekFrom::Start(0))?;
-    lock.read_to_string(&mut text)?;
-    let next = text.trim().parse::<u64>().unwrap_or(0) + 1;
+    lock.take(4096).read_to_string(&mut text)?;
+    Ok(LockState::parse(&text))
+}
+
+fn write_lock(lock: &mut std::fs::File, state: &LockState) -> std::io::Result<()> {
     lock.set_len(0)?;
     lock.seek(SeekFrom::Start(0))?;
-    lock.write_all(next.to_string().as_bytes())?;
+    lock.write_all(state.render().as_bytes())?;
     if crate::fsio::durable() {
         lock.sync_all()?;
     }
-    Ok(next)
+    Ok(())
+}
+
+/// Opens and locks the run's lock file (never through a symlink).
+fn lock_run(run_dir: &Path) -> Result<std::fs::File, CaseError> {
+    let lock_path = run_dir.join(LOCK_FILE);
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&lock_path)
+        .map_err(CaseError::io("open", &lock_path))?;
+    lock.lock().map_err(CaseError::io("lock", &lock_path))?;
+    Ok(lock)
+}
+
+/// Under the lock: completes an interrupted rail, then returns the journal and the lock
+/// state with the anchor rolled forward over a line committed just before a crash.
+fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockState), CaseError> {
+    let lock_path = run_dir.join(LOCK_FILE);
+    let journal = Journal::read(run_dir)?;
+    super::commit::recover(run_dir, &journal)?;
+    let journal = Journal::read(run_dir)?;
+    let mut state = read_lock(lock).map_err(CaseError::io("read", &lock_path))?;
+    let n = journal.entries.len() as u64;
+    let behind_by_one = match &state.anchor {
+        Some(a) => a.entries + 1 == n,
+        None => n == 1,
+    };
+    if behind_by_one {
+        // The last line committed, then the process died before the anchor moved.
+        state.anchor = journal.hashes.last().map(|h| JournalHead {
+            entries: n,
+            head: h.clone(),
+        });
+        write_lock(lock, &state).map_err(CaseError::io("write", &lock_path))?;
+    }
+    Ok((journal, state))
+}
+
+/// `case verify`'s integrity check: under the run lock, completes an interrupted rail
+/// and reports every disagreement between the run's engine-owned files.
+pub fn check(run_dir: &Path) -> Result<Vec<Broken>, CaseError> {
+    let mut lock = lock_run(run_dir)?;
+    let (journal, state) = settle(run_dir, &mut lock)?;
+    integrity(run_dir, &journal, state.anchor.as_ref())
 }

@@ -266,26 +266,84 @@ pub struct Frozen {
     pub research: ResearchRecord,
 }
 
+/// Loads the frozen inputs of validation. The stage-1 record is not read back: it is
+/// re-derived from the frozen evidence and claims, and a recorded one that differs is
+/// tampering.
 pub fn load_frozen(run: Run, lc: &Lifecycle) -> Result<Frozen, CaseError> {
-    let research: ResearchRecord =
+    let evidence = store::evidence(&run.dir)?;
+    let claims = store::claims(&run.dir)?;
+    let research = rederive_research(&run, lc, &evidence, &claims)?;
+    Ok(Frozen {
+        evidence,
+        claims,
+        research,
+        run,
+    })
+}
+
+/// Stage 1 re-run over the frozen documents, checked against the record in lifecycle.json.
+pub fn rederive_research(
+    run: &Run,
+    lc: &Lifecycle,
+    evidence: &super::evidence::EvidenceDoc,
+    claims: &super::research::ClaimsDoc,
+) -> Result<ResearchRecord, CaseError> {
+    let recorded: ResearchRecord =
         lc.record(RESEARCH_RECORD)
             .ok_or_else(|| CaseError::Corrupt {
                 file: run.dir.join(super::run::LIFECYCLE_JSON),
                 field: "records.research".into(),
                 reason: "research is not frozen".into(),
             })?;
-    Ok(Frozen {
-        evidence: store::evidence(&run.dir)?,
-        claims: store::claims(&run.dir)?,
-        research,
-        run,
-    })
+    let again = stage_one(&run.doc, evidence, claims, &recorded.at);
+    if again != recorded {
+        return Err(CaseError::Tampered {
+            file: super::run::LIFECYCLE_JSON.into(),
+            field: "records.research".into(),
+            reason: "differs from stage 1 re-run over the frozen evidence and claims".into(),
+        });
+    }
+    Ok(again)
+}
+
+/// The validation record re-derived from the frozen proposal and research, checked
+/// against the one in lifecycle.json; `None` when validation never ran.
+pub fn rederive_validation(
+    run: &Run,
+    lc: &Lifecycle,
+) -> Result<Option<ValidationRecord>, CaseError> {
+    let Some(recorded) = lc.record::<ValidationRecord>(VALIDATION_RECORD) else {
+        if lc.records.contains_key(VALIDATION_RECORD) {
+            return Err(CaseError::Tampered {
+                file: super::run::LIFECYCLE_JSON.into(),
+                field: format!("records.{VALIDATION_RECORD}"),
+                reason: "is not a validation record".into(),
+            });
+        }
+        return Ok(None);
+    };
+    let frozen = load_frozen(run.clone(), lc)?;
+    let mut again = evaluate(&frozen)?;
+    again.at = recorded.at.clone();
+    if again != recorded {
+        return Err(CaseError::Tampered {
+            file: super::run::LIFECYCLE_JSON.into(),
+            field: format!("records.{VALIDATION_RECORD}"),
+            reason: format!(
+                "says {:?}, but validation re-run over the frozen proposal says {:?}",
+                recorded.verdict, again.verdict
+            ),
+        });
+    }
+    Ok(Some(again))
 }
 
 /// Parses the proposal and runs the checks, writing nothing.
 pub fn evaluate(frozen: &Frozen) -> Result<ValidationRecord, CaseError> {
     let dir = &frozen.run.dir;
-    let bytes = std::fs::read(dir.join(PROPOSAL_JSON)).map_err(|e| match e.kind() {
+    let read = super::commit::read(dir, PROPOSAL_JSON, store::MAX_RUN_FILE_BYTES)
+        .and_then(|b| b.ok_or_else(|| std::io::ErrorKind::NotFound.into()));
+    let bytes = read.map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => CaseError::Rail {
             rail: "validate",
             kind: "missing_output",
@@ -445,9 +503,9 @@ pub fn show(run_dir: &Path) -> Result<ShowReport, CaseError> {
             "{}@{}",
             run.doc.identity.skill, run.doc.identity.skill_version
         ),
-        tampered: store::check_frozen(run_dir, &lc)
-            .err()
-            .map(|e| e.to_string()),
+        tampered: super::verify::tamper(run_dir)?
+            .first()
+            .map(|b| format!("`{}` ({}) {}", b.file, b.field, b.reason)),
         stale: staleness(&run.doc, &current),
         status: result.as_ref().and_then(|r| r.get("status").cloned()),
         verdict: lc

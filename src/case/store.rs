@@ -23,12 +23,18 @@ pub const CRITIQUE_JSON: &str = "output/critique.json";
 pub const RESULT_JSON: &str = "output/result.json";
 pub const TESTS_JSON: &str = "output/tests.json";
 
-/// Reads a strict JSON document from the run; `None` when the file does not exist.
+/// The largest run file the engine reads (documents, the journal): a larger one is
+/// refused by name rather than loaded.
+pub const MAX_RUN_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads a strict JSON document from the run; `None` when the file does not exist. The
+/// agent may have written it: a symlink, FIFO, device or directory is refused, never
+/// followed or opened (R-GATE-3's rule for everything the agent could have touched).
 pub fn read_doc<T: DeserializeOwned>(run_dir: &Path, rel: &str) -> Result<Option<T>, CaseError> {
     let path = run_dir.join(rel);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let bytes = match super::commit::read(run_dir, rel, MAX_RUN_FILE_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
         Err(e) => return Err(CaseError::io("read", path)(e)),
     };
     let text = std::str::from_utf8(&bytes)
@@ -46,6 +52,7 @@ pub fn read_doc<T: DeserializeOwned>(run_dir: &Path, rel: &str) -> Result<Option
     Ok(Some(doc))
 }
 
+/// Writes a document into the run (staged when a rail is executing; see `case::commit`).
 pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(), CaseError> {
     let path = run_dir.join(rel);
     if let Some(parent) = path.parent()
@@ -53,7 +60,13 @@ pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(),
     {
         std::fs::create_dir_all(parent).map_err(CaseError::io("create", parent))?;
     }
-    crate::fsio::write_json_atomic(&path, doc).map_err(CaseError::io("write", path))
+    let mut text = serde_json::to_string_pretty(doc).map_err(|e| CaseError::Corrupt {
+        file: path.clone(),
+        field: ".".into(),
+        reason: e.to_string(),
+    })?;
+    text.push('\n');
+    super::commit::write(run_dir, rel, text.as_bytes()).map_err(CaseError::io("write", path))
 }
 
 pub fn evidence(run_dir: &Path) -> Result<EvidenceDoc, CaseError> {
@@ -85,11 +98,9 @@ pub fn claims(run_dir: &Path) -> Result<ClaimsDoc, CaseError> {
 /// `sha256:` of a run file's bytes, or `None` when absent.
 pub fn file_hash(run_dir: &Path, rel: &str) -> Result<Option<String>, CaseError> {
     let path = run_dir.join(rel);
-    match std::fs::read(&path) {
-        Ok(b) => Ok(Some(crate::canon::bytes_hash(&b))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(CaseError::io("read", path)(e)),
-    }
+    super::commit::read(run_dir, rel, MAX_RUN_FILE_BYTES)
+        .map(|b| b.map(|b| crate::canon::bytes_hash(&b)))
+        .map_err(CaseError::io("read", path))
 }
 
 /// Records the current hash of `rel` as frozen.

@@ -115,12 +115,35 @@ pub struct VerifyReport {
     pub run_id: String,
     pub drift: Vec<Drift>,
     pub stale: Vec<StaleField>,
+    /// Engine-owned files that disagree with the journal's seal or their frozen hash.
+    pub tamper: Vec<super::rail::Broken>,
 }
 
 impl VerifyReport {
     pub fn is_clean(&self) -> bool {
-        self.drift.is_empty() && self.stale.is_empty()
+        self.drift.is_empty() && self.stale.is_empty() && self.tamper.is_empty()
     }
+}
+
+/// Every sign of tampering in the run: the seal ([`super::rail::check`], which first
+/// completes an interrupted rail) and each frozen file against its recorded hash.
+pub fn tamper(run_dir: &Path) -> Result<Vec<super::rail::Broken>, CaseError> {
+    let mut out = super::rail::check(run_dir)?;
+    if let Ok(lc) = super::lifecycle::Lifecycle::load(run_dir) {
+        for (rel, frozen) in &lc.frozen {
+            let now = super::store::file_hash(run_dir, rel)
+                .unwrap_or(None)
+                .unwrap_or_else(|| "(deleted or unreadable)".into());
+            if &now != frozen {
+                out.push(super::rail::Broken {
+                    file: rel.clone(),
+                    field: ".".into(),
+                    reason: format!("was frozen as {frozen}, but is now {now}"),
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Regenerates the views of `run` and compares them with the files on disk.
@@ -168,5 +191,6 @@ pub fn verify(
         run_id: run.doc.identity.run_id.to_string(),
         drift: drift(&run)?,
         stale: staleness(&run.doc, &current),
+        tamper: tamper(run_dir)?,
     })
 }

@@ -178,6 +178,12 @@ fn verify_cmd(args: VerifyArgs) -> u8 {
         for s in &report.stale {
             println!("stale: {s}");
         }
+        if report.tamper.is_empty() {
+            println!("seal: intact");
+        }
+        for t in &report.tamper {
+            println!("tamper: {} ({}) {}", t.file, t.field, t.reason);
+        }
     }
     if report.is_clean() {
         exit::OK

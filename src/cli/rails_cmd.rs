@@ -274,35 +274,44 @@ pub fn finalize_cmd(a: FinalizeArgs) -> u8 {
 
 pub fn show(a: ShowArgs) -> u8 {
     match rails::show(&a.run) {
-        Ok(report) => done(a.json, &report, |r| {
-            println!("run {} of case {}", r.run_id, r.case_key);
-            println!("target {} · skill {}", r.target, r.skill);
-            println!("state: {}", r.state);
-            for (file, hash) in &r.frozen {
-                println!("frozen: {file} {hash}");
-            }
-            if let Some(t) = &r.tampered {
-                println!("TAMPERED: {t}");
-            }
-            for s in &r.stale {
-                println!("stale: {s}");
-            }
-            if let Some(v) = &r.verdict {
-                println!("validation: {v}");
-            }
-            if let Some(s) = &r.status {
-                println!("status: {s}");
-            }
-            println!(
-                "next: {}",
-                if r.next.is_empty() {
-                    "nothing (closed)".to_string()
-                } else {
-                    r.next.join(", ")
-                }
-            );
-        }),
+        // A tampered or stale run is shown, and the exit says it must not be used.
+        Ok(report) if report.tampered.is_some() || !report.stale.is_empty() => {
+            done(a.json, &report, print_show);
+            super::exit::REJECTED
+        }
+        Ok(report) => done(a.json, &report, print_show),
         Err(e) => super::fail(&e, a.json),
+    }
+}
+
+fn print_show(r: &rails::ShowReport) {
+    {
+        println!("run {} of case {}", r.run_id, r.case_key);
+        println!("target {} · skill {}", r.target, r.skill);
+        println!("state: {}", r.state);
+        for (file, hash) in &r.frozen {
+            println!("frozen: {file} {hash}");
+        }
+        if let Some(t) = &r.tampered {
+            println!("TAMPERED: {t}");
+        }
+        for s in &r.stale {
+            println!("stale: {s}");
+        }
+        if let Some(v) = &r.verdict {
+            println!("validation: {v}");
+        }
+        if let Some(s) = &r.status {
+            println!("status: {s}");
+        }
+        println!(
+            "next: {}",
+            if r.next.is_empty() {
+                "nothing (closed)".to_string()
+            } else {
+                r.next.join(", ")
+            }
+        );
     }
 }
 

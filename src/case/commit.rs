@@ -1,0 +1,180 @@
+//! The rail commit protocol: staged writes, one journal line as the commit point, and
+//! roll-forward recovery.
+//!
+//! Invariant: a rail's effect on its run is all or nothing at any kill point. While a rail
+//! runs, every file it writes is staged beside its target as `.<name>.pending-<fence>`
+//! (fsynced) and reads see the staged bytes; the journal line that names each file's new
+//! hash is the commit point; the renames come after it. Under the run lock, [`recover`]
+//! completes the renames of the last committed line and deletes every pending or
+//! temporary file that no committed line names, so no reader ever works from half a rail.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::error::CaseError;
+use super::rail::Journal;
+use super::run::OUTPUT_DIR;
+use crate::canon::bytes_hash;
+
+/// The files one executing rail has written so far.
+struct Stage {
+    run_dir: PathBuf,
+    fence: u64,
+    /// Run-relative path → (pending file, its bytes' hash).
+    files: BTreeMap<String, (PathBuf, String)>,
+}
+
+thread_local! {
+    static STAGE: RefCell<Option<Stage>> = const { RefCell::new(None) };
+}
+
+/// The pending name of `rel` for the rail holding fence `fence`.
+fn pending_path(run_dir: &Path, rel: &str, fence: u64) -> PathBuf {
+    let target = run_dir.join(rel);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(".{name}.pending-{fence}"))
+}
+
+fn staging_for(run_dir: &Path) -> bool {
+    STAGE.with(|s| s.borrow().as_ref().is_some_and(|st| st.run_dir == run_dir))
+}
+
+/// Writes `bytes` as the new content of `rel` in the run at `run_dir`: staged when a rail
+/// of that run executes on this thread, else written atomically at once (open, tools).
+pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
+    if !staging_for(run_dir) {
+        return crate::fsio::write_atomic(&run_dir.join(rel), bytes);
+    }
+    let fence = STAGE.with(|s| s.borrow().as_ref().map(|st| st.fence).unwrap_or(0));
+    let pending = pending_path(run_dir, rel, fence);
+    crate::fsio::write_new(&pending, bytes)?;
+    crate::fsio::crash_point("stage-written");
+    STAGE.with(|s| {
+        if let Some(st) = s.borrow_mut().as_mut() {
+            st.files
+                .insert(rel.to_string(), (pending.clone(), bytes_hash(bytes)));
+        }
+    });
+    Ok(())
+}
+
+/// The bytes of `rel` as the executing rail sees them: staged if it wrote them, else on
+/// disk (a symlink or special file is refused). `None` when absent.
+pub fn read(run_dir: &Path, rel: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    let staged = STAGE.with(|s| {
+        s.borrow()
+            .as_ref()
+            .filter(|st| st.run_dir == run_dir)
+            .and_then(|st| st.files.get(rel).map(|(p, _)| p.clone()))
+    });
+    let path = staged.unwrap_or_else(|| run_dir.join(rel));
+    match crate::fsio::read_regular(&path, cap) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Starts staging for the rail holding `fence` on this thread.
+pub(super) fn begin(run_dir: &Path, fence: u64) {
+    STAGE.with(|s| {
+        *s.borrow_mut() = Some(Stage {
+            run_dir: run_dir.to_path_buf(),
+            fence,
+            files: BTreeMap::new(),
+        })
+    });
+}
+
+/// Ends staging and returns what was staged (run-relative path → hash, pending file).
+pub(super) fn end() -> BTreeMap<String, (PathBuf, String)> {
+    STAGE.with(|s| s.borrow_mut().take().map(|st| st.files).unwrap_or_default())
+}
+
+/// Throws staged files away (the rail failed: nothing of it may land).
+pub(super) fn discard(files: &BTreeMap<String, (PathBuf, String)>) {
+    for (pending, _) in files.values() {
+        let _ = std::fs::remove_file(pending);
+    }
+}
+
+/// Moves committed pending files over their targets and makes the renames durable.
+pub(super) fn apply(
+    run_dir: &Path,
+    files: &BTreeMap<String, (PathBuf, String)>,
+) -> Result<(), CaseError> {
+    for (rel, (pending, _)) in files {
+        let target = run_dir.join(rel);
+        std::fs::rename(pending, &target).map_err(CaseError::io("rename", &target))?;
+        crate::fsio::crash_point("renamed-one");
+    }
+    if crate::fsio::durable() && !files.is_empty() {
+        for dir in [run_dir.to_path_buf(), run_dir.join(OUTPUT_DIR)] {
+            crate::fsio::sync_dir(&dir).map_err(CaseError::io("sync", &dir))?;
+        }
+    }
+    Ok(())
+}
+
+/// Under the run lock: drops a torn last journal line (it never committed), completes the
+/// renames of the last committed line whose pending files survive, and deletes every other
+/// pending or temporary file the engine leaves in the run. Returns the files it completed.
+pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseError> {
+    if journal.torn_at.is_some() {
+        journal.truncate_torn(run_dir)?;
+    }
+    let mut completed = Vec::new();
+    if let Some(last) = journal.entries.last() {
+        for (rel, hash) in &last.writes {
+            let target = run_dir.join(rel);
+            let now = crate::fsio::read_regular(&target, super::store::MAX_RUN_FILE_BYTES)
+                .ok()
+                .map(|b| bytes_hash(&b));
+            if now.as_deref() == Some(hash.as_str()) {
+                continue;
+            }
+            let pending = pending_path(run_dir, rel, last.fence);
+            let staged = crate::fsio::read_regular(&pending, super::store::MAX_RUN_FILE_BYTES)
+                .ok()
+                .map(|b| bytes_hash(&b));
+            if staged.as_deref() == Some(hash.as_str()) {
+                std::fs::rename(&pending, &target).map_err(CaseError::io("rename", &target))?;
+                completed.push(rel.clone());
+            }
+        }
+    }
+    sweep(run_dir)?;
+    Ok(completed)
+}
+
+/// Deletes the engine's leftovers (`.*.pending-*`, `.*.tmp-*`) in the run and `output/`.
+/// The agent's workspace is not the engine's to clean.
+fn sweep(run_dir: &Path) -> Result<(), CaseError> {
+    for dir in [run_dir.to_path_buf(), run_dir.join(OUTPUT_DIR)] {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(CaseError::io("list", &dir)(e)),
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && (name.contains(".pending-") || name.contains(".tmp-")) {
+                let path = entry.path();
+                // Only files: a planted directory of that name is left for verify to report.
+                if entry
+                    .file_type()
+                    .is_ok_and(|t| t.is_file() || t.is_symlink())
+                {
+                    std::fs::remove_file(&path).map_err(CaseError::io("remove", &path))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
