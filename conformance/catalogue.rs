@@ -482,6 +482,10 @@ pub const RULES: &[(&str, &str)] = &[
         "R-GATE-2",
         "two verified frozen excerpts stating different values for a predicate are a conflict recorded at freeze, even when only one side was claimed; it keeps the value from `auto`, and the agent may decline `conflicted`",
     ),
+    (
+        "R-GATE-3",
+        "evidence is read only from the repository as committed at the case's source revision (git objects), or for a repository without a commit from the manifest recorded at open and bound to case.json; never from the cases dir, the workspace, an uncommitted edit or a file written after open",
+    ),
     // Project additions
     (
         "X-DRV-1",

@@ -21,6 +21,7 @@ mod identity;
 mod lifecycle;
 mod open_refusals;
 mod parsing;
+mod provenance;
 mod rails;
 mod reconcile;
 mod runs;
@@ -62,6 +63,7 @@ fn discover() -> Vec<Check> {
     all.extend(corpus::checks());
     all.extend(tools::checks());
     all.extend(hostile::checks());
+    all.extend(provenance::checks());
     all.extend(battery::checks());
     all.sort_by_key(|c| c.name);
     // A typo in discovery must never turn the suite green.

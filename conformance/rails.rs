@@ -174,8 +174,16 @@ fn replay_refusal() -> Result<(), Failed> {
         !out(&run, "evidence.json").exists(),
         "the replayed refusal wrote evidence"
     );
-    // A new key runs the call.
-    rails::add_evidence(&run, &r, Some("k2")).map_err(failed)?;
+    // A new key runs the call: the file is there now, but it was not when the case
+    // opened, so the executed call refuses for that reason (R-GATE-3), not the saved one.
+    let fresh = rails::add_evidence(&run, &r, Some("k2"))
+        .err()
+        .ok_or("a file written after open became evidence")?;
+    ensure!(
+        fresh.kind() == "not_at_open",
+        "the new key was refused as {}: {fresh}",
+        fresh.kind()
+    );
     Ok(())
 }
 

@@ -48,6 +48,10 @@ pub struct Identity {
     pub case_key: CaseKey,
     pub air_hash: String,
     pub source_revision: String,
+    /// For a repository without a commit: the digest of `source.json`, the manifest of
+    /// what it held at open, which evidence must match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_digest: Option<String>,
     pub skill: String,
     pub skill_version: u32,
     pub policy_hash: String,

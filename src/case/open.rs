@@ -14,11 +14,12 @@ use super::error::CaseError;
 use super::key::{CaseKey, RunId};
 use super::lifecycle::{Lifecycle, now};
 use super::proposal::{PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION};
-use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, Run, WORKSPACE_DIR};
+use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, Run, SOURCE_JSON, WORKSPACE_DIR};
 use super::verify::{Current, staleness};
 use super::views::{CASE_MD, SCHEMA_FILE, render_views};
 use crate::air::{Air, DeficiencyCode, TargetKey, deficiencies_for, detect, name_words};
 use crate::fsio;
+use crate::repo::digest::SourceManifest;
 use crate::skill::{EvidenceKind, Scope, SkillContract, registry};
 
 /// How `open` treats existing runs.
@@ -302,7 +303,12 @@ pub fn open(req: &OpenRequest) -> Result<Opened, CaseError> {
     };
 
     let run_id = RunId::generate();
-    let doc = build_doc(
+    let manifest = if crate::repo::committed::is_commit_id(&revision) {
+        None
+    } else {
+        Some(record_source(&r, &req.cases_dir)?)
+    };
+    let mut doc = build_doc(
         &r,
         run_id.clone(),
         revision,
@@ -310,8 +316,9 @@ pub fn open(req: &OpenRequest) -> Result<Opened, CaseError> {
         &req.executor,
         supersedes.clone(),
     );
+    doc.identity.source_digest = manifest.as_ref().map(SourceManifest::digest);
     let case_dir = req.cases_dir.join(r.case_key.as_str());
-    let run_dir = materialize(&case_dir, &doc)?;
+    let run_dir = materialize(&case_dir, &doc, manifest.as_ref())?;
     Ok(Opened {
         run_dir,
         case_key: r.case_key,
@@ -358,6 +365,7 @@ fn build_doc(
             case_key: r.case_key.clone(),
             air_hash: r.air.hash(),
             source_revision: revision,
+            source_digest: None,
             skill: skill.name.clone(),
             skill_version: skill.version,
             policy_hash: policy.hash(),
@@ -445,7 +453,31 @@ fn phases() -> Vec<Phase> {
 }
 
 /// Writes a run into a staging directory, then renames it into place.
-fn materialize(case_dir: &Path, doc: &CaseDoc) -> Result<PathBuf, CaseError> {
+/// The manifest of a repository without a commit: every in-scope regular file and its
+/// hash now, so evidence read later must be what it held at open (R-GATE-3). The cases
+/// directory, when inside the repository, is left out explicitly.
+fn record_source(r: &Resolved, cases_dir: &Path) -> Result<SourceManifest, CaseError> {
+    let mut exclude = Vec::new();
+    if let Ok(cases) = fs::canonicalize(cases_dir) {
+        exclude.push(cases);
+    } else if let Ok(abs) = std::path::absolute(cases_dir) {
+        exclude.push(abs);
+    }
+    let scopes = &r.scopes;
+    SourceManifest::build(
+        &r.repo,
+        &|rel| super::evidence::classify(scopes, rel).is_some(),
+        &exclude,
+        super::evidence::MAX_FILE_BYTES,
+    )
+    .map_err(CaseError::io("record the contents of", &r.repo))
+}
+
+fn materialize(
+    case_dir: &Path,
+    doc: &CaseDoc,
+    manifest: Option<&SourceManifest>,
+) -> Result<PathBuf, CaseError> {
     fs::create_dir_all(case_dir).map_err(CaseError::io("create", case_dir))?;
     let run_id = doc.identity.run_id.to_string();
     let staging = case_dir.join(format!(".staging-{run_id}"));
@@ -475,6 +507,16 @@ fn materialize(case_dir: &Path, doc: &CaseDoc) -> Result<PathBuf, CaseError> {
         let path = staging.join(LIFECYCLE_JSON);
         fsio::write_json_atomic(&path, &lifecycle).map_err(CaseError::io("write", path))?;
         write(JOURNAL, b"")?;
+        if let Some(manifest) = manifest {
+            let mut bytes =
+                serde_json::to_vec_pretty(manifest).map_err(|e| CaseError::Corrupt {
+                    file: staging.join(SOURCE_JSON),
+                    field: ".".into(),
+                    reason: e.to_string(),
+                })?;
+            bytes.push(b'\n');
+            write(SOURCE_JSON, &bytes)?;
+        }
         for dir in [WORKSPACE_DIR, OUTPUT_DIR] {
             let path = staging.join(dir);
             fs::create_dir(&path).map_err(CaseError::io("create", path))?;

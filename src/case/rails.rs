@@ -11,15 +11,17 @@ use serde_json::{Value, json};
 
 use super::claim::RawClaim;
 use super::error::CaseError;
-use super::evidence::{EvidenceArtifact, EvidenceRequest, acquire, acquire_external};
+use super::evidence::{EvidenceArtifact, EvidenceRequest, Source, acquire, acquire_external};
 use super::lifecycle::{Lifecycle, State, now};
 use super::proposal::parse_proposal;
 use super::rail::with_rail;
 use super::research::{ClaimInput, ResearchRecord, admit_claim, stage_one};
 use super::run::Run;
+use super::run::SOURCE_JSON;
 use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
 use super::validate::{Inputs, ValidationRecord, run_checks, verdict};
 use super::verify::{current_world, staleness};
+use crate::repo::digest::SourceManifest;
 
 pub const RESEARCH_RECORD: &str = "research";
 pub const VALIDATION_RECORD: &str = "proposalValidation";
@@ -71,6 +73,62 @@ fn prepare(
     Ok((run, lc))
 }
 
+/// The repository as this run may cite it (R-GATE-3): the blobs committed at its source
+/// revision, or, without a commit, the manifest recorded at open (`source.json`, bound to
+/// case.json by `sourceDigest`). A cases directory inside the repository is excluded.
+pub fn evidence_source(run: &Run) -> Result<Source, CaseError> {
+    let repo = Path::new(&run.doc.inputs.repository);
+    let revision = &run.doc.identity.source_revision;
+    let source = if crate::repo::committed::is_commit_id(revision) {
+        Source::committed(repo, revision)?
+    } else {
+        let manifest = load_manifest(run)?;
+        Source::digested(revision, manifest)
+    };
+    Ok(match cases_dir_inside(run) {
+        Some(dir) => source.excluding(dir),
+        None => source,
+    })
+}
+
+/// The run's cases directory when it lies inside the repository (canonical).
+fn cases_dir_inside(run: &Run) -> Option<std::path::PathBuf> {
+    let repo = std::fs::canonicalize(&run.doc.inputs.repository).ok()?;
+    let run_dir = std::fs::canonicalize(&run.dir).ok()?;
+    let cases = run_dir.parent()?.parent()?.to_path_buf();
+    cases.starts_with(&repo).then_some(cases)
+}
+
+fn load_manifest(run: &Run) -> Result<SourceManifest, CaseError> {
+    let path = run.dir.join(SOURCE_JSON);
+    let tampered = |reason: String| CaseError::Tampered {
+        file: SOURCE_JSON.into(),
+        field: ".".into(),
+        reason,
+    };
+    let Some(recorded) = &run.doc.identity.source_digest else {
+        return Err(tampered(
+            "case.json records no sourceDigest for a repository without a commit".into(),
+        ));
+    };
+    let bytes = crate::fsio::read_regular(&path, store::MAX_RUN_FILE_BYTES)
+        .map_err(CaseError::io("read", &path))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| tampered("is not UTF-8".into()))?;
+    let manifest: SourceManifest =
+        crate::json_path::from_str(text).map_err(|e| CaseError::Corrupt {
+            file: path.clone(),
+            field: e.path,
+            reason: e.message,
+        })?;
+    if manifest.digest() != *recorded {
+        return Err(tampered(format!(
+            "hashes to {}, but case.json recorded {recorded}",
+            manifest.digest()
+        )));
+    }
+    Ok(manifest)
+}
+
 /// `add-evidence`: read a repository coordinate and freeze it as an artifact.
 pub fn add_evidence(
     run_dir: &Path,
@@ -81,9 +139,10 @@ pub fn add_evidence(
     with_rail(run_dir, "add-evidence", key, &body, |_| {
         let (run, _) = prepare(run_dir, "add-evidence", &[State::Open])?;
         let policy = &run.doc.policy;
+        let source = evidence_source(&run)?;
         let artifact = acquire(
             Path::new(&run.doc.inputs.repository),
-            &run.doc.identity.source_revision,
+            &source,
             &policy.inspect_scopes,
             &policy.contract.admissible_kinds,
             req,
@@ -207,6 +266,7 @@ pub fn verify_artifacts(
 ) -> Result<(), CaseError> {
     let repo = Path::new(&run.doc.inputs.repository);
     let policy = &run.doc.policy;
+    let source = evidence_source(run)?;
     let forged = |id: &str, why: String| CaseError::Rail {
         rail: "freeze-research",
         kind: "forged_artifact",
@@ -218,7 +278,7 @@ pub fn verify_artifacts(
         }
         if a.is_local() {
             // A changed source is reported as such before anything else.
-            super::evidence::reverify(repo, a)?;
+            super::evidence::reverify(repo, &source, a)?;
             let req = EvidenceRequest {
                 path: a.path.clone().unwrap_or_default(),
                 start_line: a.start_line,
@@ -226,7 +286,7 @@ pub fn verify_artifacts(
             };
             let again = acquire(
                 repo,
-                &run.doc.identity.source_revision,
+                &source,
                 &policy.inspect_scopes,
                 &policy.contract.admissible_kinds,
                 &req,

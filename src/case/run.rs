@@ -8,6 +8,8 @@ use super::error::CaseError;
 pub const CASE_JSON: &str = "case.json";
 pub const LIFECYCLE_JSON: &str = "lifecycle.json";
 pub const JOURNAL: &str = "journal.jsonl";
+/// What a repository without a commit held at open (R-GATE-3), bound by `sourceDigest`.
+pub const SOURCE_JSON: &str = "source.json";
 pub const WORKSPACE_DIR: &str = "workspace";
 pub const OUTPUT_DIR: &str = "output";
 

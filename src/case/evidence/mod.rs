@@ -20,6 +20,7 @@ use crate::canon::{bytes_hash, canonical_json, sha256_hex};
 use crate::skill::{EvidenceKind, Scope};
 
 mod path;
+mod source;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -27,7 +28,8 @@ mod text;
 pub use path::resolve_path;
 pub use text::is_comment_only;
 
-use path::{canonical_root, check_text, read_checked, resolve_under};
+use path::{canonical_root, check_text, resolve_under};
+pub use source::Source;
 use text::LineIndex;
 
 pub const EVIDENCE_FORMAT: &str = "anvil-evidence";
@@ -243,6 +245,22 @@ pub enum EvidenceError {
         "evidence document is {format} v{version}; expected {EVIDENCE_FORMAT} v{EVIDENCE_FORMAT_VERSION}"
     )]
     UnsupportedFormat { format: String, version: u32 },
+    #[error("`{path}` is inside the cases directory; the engine's own files are never evidence")]
+    InsideCasesDir { path: String },
+    #[error(
+        "`{path}` is not committed at revision {revision}; only committed files are evidence — commit it and open a new case"
+    )]
+    NotCommitted { path: String, revision: String },
+    #[error(
+        "`{path}` did not exist when the case was opened; only what the repository held then is evidence"
+    )]
+    NotAtOpen { path: String },
+    #[error(
+        "`{path}` changed since the case was opened; only what the repository held then is evidence"
+    )]
+    ChangedSinceOpen { path: String },
+    #[error("the repository cannot be read at the case's revision: {reason}")]
+    Repository { reason: String },
     #[error("cannot {action} `{}`: {source}", path.display())]
     Io {
         action: &'static str,
@@ -277,6 +295,11 @@ impl EvidenceError {
             EvidenceError::NotLocal { .. } => "not_local",
             EvidenceError::InconsistentArtifact { .. } => "inconsistent_artifact",
             EvidenceError::UnsupportedFormat { .. } => "unsupported_format",
+            EvidenceError::InsideCasesDir { .. } => "inside_cases_dir",
+            EvidenceError::NotCommitted { .. } => "not_committed",
+            EvidenceError::NotAtOpen { .. } => "not_at_open",
+            EvidenceError::ChangedSinceOpen { .. } => "changed_since_open",
+            EvidenceError::Repository { .. } => "repository",
             EvidenceError::Io { .. } => "io",
         }
     }
@@ -293,11 +316,12 @@ impl EvidenceError {
 
 /// Reads, classifies, hashes and returns an artifact for `req`; writes nothing.
 ///
-/// `revision` is the repository revision recorded in the case identity; `now` is the
+/// `source` is the repository as the case opened it (R-GATE-3): the bytes come from it,
+/// and its revision is recorded in the artifact; `now` is the
 /// acquisition timestamp recorded verbatim.
 pub fn acquire(
     repo_root: &Path,
-    revision: &str,
+    source: &Source,
     scopes: &[Scope],
     admissible: &[EvidenceKind],
     req: &EvidenceRequest,
@@ -338,7 +362,7 @@ pub fn acquire(
         return Err(inadmissible(&rel, scope_kind, admissible));
     }
 
-    let bytes = read_checked(&root, &abs, &rel)?;
+    let bytes = source.read(&root, &abs, &rel)?;
     let text = check_text(&bytes, &rel)?;
     let lines = LineIndex::new(text);
     let (start, end) = match (req.start_line, req.end_line) {
@@ -360,6 +384,7 @@ pub fn acquire(
     }
 
     let content_hash = bytes_hash(excerpt.as_bytes());
+    let revision = source.revision();
     let id = local_id(kind, revision, &rel, start, end, &content_hash);
     Ok(EvidenceArtifact {
         id,
@@ -430,7 +455,11 @@ pub fn acquire_external(
 /// (`source_changed`), the file is gone (`missing_file`), or the artifact does not agree
 /// with itself (`inconsistent_artifact`). External artifacts have nothing to re-read and
 /// are refused with `not_local`; callers skip them with [`EvidenceArtifact::is_local`].
-pub fn reverify(repo_root: &Path, artifact: &EvidenceArtifact) -> Result<(), EvidenceError> {
+pub fn reverify(
+    repo_root: &Path,
+    source: &Source,
+    artifact: &EvidenceArtifact,
+) -> Result<(), EvidenceError> {
     let id = &artifact.id;
     if !artifact.is_local() {
         return Err(EvidenceError::NotLocal { id: id.clone() });
@@ -459,6 +488,13 @@ pub fn reverify(repo_root: &Path, artifact: &EvidenceArtifact) -> Result<(), Evi
         ));
     }
 
+    if artifact.revision.as_deref() != Some(source.revision()) {
+        return Err(inconsistent(format!(
+            "it was read at revision {}, but the case is at {}",
+            artifact.revision.as_deref().unwrap_or("(none)"),
+            source.revision()
+        )));
+    }
     let root = canonical_root(repo_root)?;
     let (rel, abs) = resolve_under(&root, path)?;
     let changed = |actual: String| EvidenceError::SourceChanged {
@@ -470,7 +506,7 @@ pub fn reverify(repo_root: &Path, artifact: &EvidenceArtifact) -> Result<(), Evi
     if rel != *path {
         return Err(changed(format!("resolved to another file, `{rel}`")));
     }
-    let bytes = read_checked(&root, &abs, &rel)?;
+    let bytes = source.read(&root, &abs, &rel)?;
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return Err(changed(format!("{} (no longer UTF-8)", bytes_hash(&bytes))));
     };

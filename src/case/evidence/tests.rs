@@ -65,7 +65,14 @@ fn req(path: &str, start: Option<u32>, end: Option<u32>) -> EvidenceRequest {
 }
 
 fn get(dir: &TempDir, r: EvidenceRequest) -> Result<EvidenceArtifact, EvidenceError> {
-    acquire(dir.path(), REV, &scopes(), &all(), &r, NOW)
+    acquire(
+        dir.path(),
+        &Source::worktree(REV),
+        &scopes(),
+        &all(),
+        &r,
+        NOW,
+    )
 }
 
 fn refusal(dir: &TempDir, r: EvidenceRequest) -> EvidenceError {
@@ -142,7 +149,7 @@ fn ids_are_deterministic() {
     let a = get(&dir, req("src/pay.rs", Some(3), Some(5))).unwrap();
     let b = acquire(
         dir.path(),
-        REV,
+        &Source::worktree(REV),
         &scopes(),
         &all(),
         &req("./src//pay.rs", Some(3), Some(5)),
@@ -169,7 +176,7 @@ fn a_changed_revision_changes_the_id() {
     let a = get(&dir, req("src/copy.rs", None, None)).unwrap();
     let b = acquire(
         dir.path(),
-        "none",
+        &Source::worktree("none"),
         &scopes(),
         &all(),
         &req("src/copy.rs", None, None),
@@ -334,7 +341,7 @@ fn refuses_an_inadmissible_kind() {
     let only_impl = [EvidenceKind::Implementation];
     let e = acquire(
         dir.path(),
-        REV,
+        &Source::worktree(REV),
         &scopes(),
         &only_impl,
         &req("docs/api.md", None, None),
@@ -346,7 +353,7 @@ fn refuses_an_inadmissible_kind() {
     // The derived kind is what must be admissible: a comment-only excerpt.
     let e = acquire(
         dir.path(),
-        REV,
+        &Source::worktree(REV),
         &scopes(),
         &only_impl,
         &req("src/pay.rs", Some(1), Some(2)),
@@ -444,7 +451,9 @@ fn external_excerpts_are_unverified() {
     assert_eq!(a.id, again.id);
     assert_eq!(a.expected_id().as_deref(), Some(a.id.as_str()));
     assert_eq!(
-        reverify(Path::new("."), &a).unwrap_err().kind(),
+        reverify(Path::new("."), &Source::worktree(REV), &a)
+            .unwrap_err()
+            .kind(),
         "not_local"
     );
 }
@@ -478,25 +487,27 @@ fn refuses_an_external_excerpt_without_source_or_uri() {
 fn reverify_passes_until_the_source_is_edited() {
     let dir = repo();
     let a = get(&dir, req("src/pay.rs", Some(3), Some(5))).unwrap();
-    reverify(dir.path(), &a).unwrap();
+    reverify(dir.path(), &Source::worktree(REV), &a).unwrap();
     // Edits outside the range do not matter.
     fs::write(
         dir.path().join("src/pay.rs"),
         b"// Capture timeout!\n/// In seconds.\nfn timeout() -> u64 {\n    30\n}\n",
     )
     .unwrap();
-    reverify(dir.path(), &a).unwrap();
+    reverify(dir.path(), &Source::worktree(REV), &a).unwrap();
     fs::write(
         dir.path().join("src/pay.rs"),
         b"// Capture timeout.\n/// In seconds.\nfn timeout() -> u64 {\n    60\n}\n",
     )
     .unwrap();
-    let e = reverify(dir.path(), &a).unwrap_err();
+    let e = reverify(dir.path(), &Source::worktree(REV), &a).unwrap_err();
     assert_eq!(e.kind(), "source_changed");
     assert!(e.to_string().contains("repo:src/pay.rs#L3-L5"));
     fs::write(dir.path().join("src/pay.rs"), b"fn x() {}\n").unwrap();
     assert_eq!(
-        reverify(dir.path(), &a).unwrap_err().kind(),
+        reverify(dir.path(), &Source::worktree(REV), &a)
+            .unwrap_err()
+            .kind(),
         "source_changed"
     );
 }
@@ -506,7 +517,7 @@ fn reverify_fails_when_the_file_is_gone() {
     let dir = repo();
     let a = get(&dir, req("src/copy.rs", None, None)).unwrap();
     fs::remove_file(dir.path().join("src/copy.rs")).unwrap();
-    let e = reverify(dir.path(), &a).unwrap_err();
+    let e = reverify(dir.path(), &Source::worktree(REV), &a).unwrap_err();
     assert_eq!(e.kind(), "missing_file");
     assert!(e.to_string().contains("src/copy.rs"));
 }
@@ -518,13 +529,17 @@ fn reverify_refuses_a_tampered_artifact() {
     let mut forged = a.clone();
     forged.excerpt = "fn timeout() -> u64 { 60 }\n".into();
     assert_eq!(
-        reverify(dir.path(), &forged).unwrap_err().kind(),
+        reverify(dir.path(), &Source::worktree(REV), &forged)
+            .unwrap_err()
+            .kind(),
         "inconsistent_artifact"
     );
     let mut moved = a.clone();
     moved.start_line = Some(2);
     assert_eq!(
-        reverify(dir.path(), &moved).unwrap_err().kind(),
+        reverify(dir.path(), &Source::worktree(REV), &moved)
+            .unwrap_err()
+            .kind(),
         "inconsistent_artifact"
     );
 }
