@@ -191,12 +191,28 @@ fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, CaseErr
     })
 }
 
+/// The excerpt of `add_external_evidence` is held to [`Limit::ExcerptBytes`], as the CLI's
+/// `--excerpt-file` is.
+///
+/// [`Limit::ExcerptBytes`]: crate::limits::Limit::ExcerptBytes
+fn excerpt_within_cap(a: AddExternalEvidenceArgs) -> Result<AddExternalEvidenceArgs, CaseError> {
+    crate::limits::Limit::ExcerptBytes
+        .check(a.excerpt.len())
+        .map_err(|e| {
+            let kind = DocErrorKind::TooLarge;
+            DocError::new("add_external_evidence", "excerpt", kind, e.to_string())
+        })?;
+    Ok(a)
+}
+
 impl RailCall {
     /// Parses the arguments of the rail tool `name`; `None` when `name` is not a rail tool.
     pub fn parse(name: &str, arguments: Value) -> Option<Result<RailCall, CaseError>> {
         let call = match name {
             "add_evidence" => parse(name, arguments).map(RailCall::AddEvidence),
-            "add_external_evidence" => parse(name, arguments).map(RailCall::AddExternalEvidence),
+            "add_external_evidence" => parse(name, arguments)
+                .and_then(excerpt_within_cap)
+                .map(RailCall::AddExternalEvidence),
             "add_claim" => parse(name, arguments).map(RailCall::AddClaim),
             "freeze_research" => parse(name, arguments).map(RailCall::FreezeResearch),
             "validate" => parse(name, arguments).map(RailCall::Validate),
