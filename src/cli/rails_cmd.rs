@@ -337,6 +337,17 @@ pub struct CloseArgs {
 }
 
 pub fn close(a: CloseArgs) -> u8 {
+    // Checked here, before the rail: the apply itself lives in crate::reconcile.
+    if let Some(out) = &a.apply
+        && let Err(e) = crate::outpath::check_file(out)
+    {
+        let e = CaseError::Rail {
+            rail: "close",
+            kind: e.kind(),
+            reason: format!("--apply: {e}"),
+        };
+        return super::fail(&e, a.common.json);
+    }
     let req = crate::reconcile::CloseRequest {
         apply: a.apply,
         approved_by: a.approved_by,
