@@ -150,12 +150,11 @@ pub struct ServeOptions {
 /// The router, for tests and embedding. A request body over [`Limit::ReplayBodyBytes`] gets
 /// a 413 naming the cap.
 pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router> {
-    let invalid = |e: &dyn std::fmt::Display| {
-        std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
-    };
-    let body_cap = Limit::ReplayBodyBytes.value().map_err(|e| invalid(&e))?;
+    let body_cap = Limit::ReplayBodyBytes
+        .value()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let transcript = match &options.transcript {
-        Some(path) => Some(Mutex::new(open_transcript(path).map_err(|e| invalid(&e))?)),
+        Some(path) => Some(Mutex::new(open_transcript(path)?)),
         None => None,
     };
     let shared = Arc::new(Shared {
@@ -177,17 +176,18 @@ pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router>
 
 /// Opens the transcript for appending: a new file or an existing regular one, never through
 /// a symlink (see [`crate::outpath`]).
-fn open_transcript(path: &Path) -> Result<File, crate::outpath::OutPathError> {
+fn open_transcript(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    crate::outpath::check_file(path)?;
+    crate::outpath::check_file(path)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|source| crate::outpath::OutPathError::Io {
-            path: path.to_path_buf(),
-            source,
+        .map_err(|e| {
+            let message = format!("cannot open the transcript `{}`: {e}", path.display());
+            std::io::Error::new(e.kind(), message)
         })
 }
 
