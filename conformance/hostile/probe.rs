@@ -72,6 +72,13 @@ pub fn refused(out: &Output, needles: &[&str]) -> Result<String, Failed> {
     Ok(err)
 }
 
+/// A valid one-request investigation batch on the run `run_id`.
+pub fn list_files_request(run_id: &str) -> serde_json::Value {
+    serde_json::json!({"format": "anvil-investigation-request", "formatVersion": 1,
+        "runId": run_id, "requests": [{"requestId": "a", "operation": "source.list_files",
+        "arguments": {"offset": 0, "limit": 5}}]})
+}
+
 /// Makes a FIFO at `path` (no writer: opening it for reading blocks).
 pub fn mkfifo(path: &Path) -> PathBuf {
     let c = CString::new(path.as_os_str().as_bytes()).unwrap();

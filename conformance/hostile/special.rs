@@ -5,9 +5,8 @@
 use std::process::Stdio;
 
 use libtest_mimic::Failed;
-use serde_json::json;
 
-use super::probe::{cli, mkfifo, refused, run, snapshot};
+use super::probe::{cli, list_files_request, mkfifo, refused, run, snapshot};
 use crate::support::{UNIT_TARGET, World};
 use crate::{Check, ensure};
 
@@ -167,7 +166,8 @@ fn script_fifo() -> Result<(), Failed> {
 
 fn symlink_inputs() -> Result<(), Failed> {
     let w = World::new();
-    let run_dir = w.open_unit()?.run_dir;
+    let opened = w.open_unit()?;
+    let run_dir = opened.run_dir;
     // Links to files that are valid inputs: only the link makes them unacceptable.
     let air_link = w.root().join("air-link.json");
     std::os::unix::fs::symlink(w.air(), &air_link).unwrap();
@@ -175,8 +175,7 @@ fn symlink_inputs() -> Result<(), Failed> {
     std::fs::write(&text, "capture_timeout is in seconds\n").unwrap();
     let text_link = w.root().join("excerpt-link.txt");
     std::os::unix::fs::symlink(&text, &text_link).unwrap();
-    let request = json!({"format": "anvil-tool-request", "formatVersion": 1, "requests": [
-        {"requestId": "a", "operation": "source.list_files", "arguments": {"offset": 0, "limit": 5}}]});
+    let request = list_files_request(&opened.run_id.to_string());
     let req = w.root().join("req.json");
     std::fs::write(&req, request.to_string()).unwrap();
     let req_link = w.root().join("req-link.json");
