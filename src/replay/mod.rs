@@ -218,22 +218,45 @@ pub async fn serve(
     }
 }
 
-/// The body as JSON, or the refusal to send: over the cap (413), unreadable or not JSON (400).
-fn parse_body(body: &Result<Bytes, BytesRejection>, cap: u64) -> Result<Value, Response> {
+/// Why a request body was not played.
+enum BodyRefusal {
+    /// Over [`Limit::ReplayBodyBytes`] (the cap in force): 413.
+    TooLarge(u64),
+    /// Unreadable or not JSON: 400.
+    Bad(String),
+}
+
+impl BodyRefusal {
+    fn into_response(self) -> Response {
+        match self {
+            BodyRefusal::TooLarge(cap) => {
+                let message = format!(
+                    "request body {}",
+                    Limit::ReplayBodyBytes.exceeded(cap, None)
+                );
+                let body = error_json("request_too_large", &message);
+                (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response()
+            }
+            BodyRefusal::Bad(message) => bad_request(&message),
+        }
+    }
+}
+
+/// The body as JSON, or why it is refused.
+fn parse_body(body: &Result<Bytes, BytesRejection>, cap: u64) -> Result<Value, BodyRefusal> {
     let bytes = match body {
         Ok(bytes) => bytes,
         Err(r) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            let message = format!(
-                "request body {}",
-                Limit::ReplayBodyBytes.exceeded(cap, None)
-            );
-            let body = error_json("request_too_large", &message);
-            return Err((StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response());
+            return Err(BodyRefusal::TooLarge(cap));
         }
-        Err(r) => return Err(bad_request(&format!("cannot read the request body: {r}"))),
+        Err(r) => {
+            return Err(BodyRefusal::Bad(format!(
+                "cannot read the request body: {r}"
+            )));
+        }
     };
     serde_json::from_slice::<Value>(bytes)
-        .map_err(|e| bad_request(&format!("request body is not JSON: {e}")))
+        .map_err(|e| BodyRefusal::Bad(format!("request body is not JSON: {e}")))
 }
 
 fn bad_request(message: &str) -> Response {
@@ -260,9 +283,10 @@ async fn messages(
     let body = match parse_body(&bytes, shared.body_cap) {
         Ok(b) => b,
         Err(refusal) => {
-            let outcome = format!("{} refused", refusal.status().as_u16());
+            let response = refusal.into_response();
+            let outcome = format!("{} refused", response.status().as_u16());
             shared.record(json!({"method": "POST", "path": uri.to_string(), "outcome": outcome}));
-            return refusal;
+            return response;
         }
     };
     let len = bytes.map_or(0, |b| b.len());
@@ -298,7 +322,7 @@ async fn count_tokens(
 ) -> Response {
     let body = match parse_body(&bytes, shared.body_cap) {
         Ok(b) => b,
-        Err(refusal) => return refusal,
+        Err(refusal) => return refusal.into_response(),
     };
     let len = bytes.map_or(0, |b| b.len());
     let (model, n, _) = summary(&body);
