@@ -239,6 +239,29 @@ mod tests {
     }
 
     #[test]
+    fn an_excerpt_over_its_cap_is_refused_at_excerpt() {
+        let cap = crate::limits::Limit::ExcerptBytes.default_value() as usize;
+        let call = |excerpt: String| {
+            RailCall::parse(
+                "add_external_evidence",
+                json!({"source": "s", "uri": "u", "excerpt": excerpt, "idempotencyKey": "k"}),
+            )
+            .unwrap()
+        };
+        assert!(call("e".repeat(cap)).is_ok());
+        match call("e".repeat(cap + 1)) {
+            Err(CaseError::Document(d)) => {
+                assert_eq!(
+                    (d.field.as_str(), d.kind),
+                    ("excerpt", DocErrorKind::TooLarge)
+                );
+                assert!(d.reason.contains("ANVIL_MAX_EXCERPT_BYTES"), "{d}");
+            }
+            other => panic!("expected a too_large rejection at `excerpt`, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn an_unknown_field_is_refused_with_its_path() {
         let err = RailCall::parse(
             "add_evidence",
