@@ -541,6 +541,74 @@ pub const RULES: &[(&str, &str)] = &[
         "a key given twice in one JSON object is refused, naming its path, in every document the engine reads (AIR, proposal, tool request, label, script, battery results)",
     ),
     (
+        "X-CAP-1",
+        "a document over DOC_BYTES (an AIR at open) is refused naming the file, the cap, its value and ANVIL_MAX_DOC_BYTES; nothing is written, and the same input opens once the cap is raised",
+    ),
+    (
+        "X-CAP-2",
+        "an AIR text value over AIR_TEXT_BYTES is refused at load naming its path and the cap, without echoing it; it never reaches case.json or CASE.md",
+    ),
+    (
+        "X-CAP-3",
+        "an external evidence excerpt over EXCERPT_BYTES is refused naming the file and the cap; the run is unchanged",
+    ),
+    (
+        "X-CAP-4",
+        "a proposal rationale over RATIONALE_BYTES is rejected at `rationale` (too_large) naming the cap; nothing is recorded",
+    ),
+    (
+        "X-CAP-5",
+        "a tool request over TOOL_REQUEST_BYTES is refused (request_too_large) naming the cap, from a file and from an endless stdin, which is not read to its end",
+    ),
+    (
+        "X-CAP-6",
+        "replay-model answers a request body over REPLAY_BODY_BYTES with a 413 in the API's error shape naming the cap, and keeps serving",
+    ),
+    (
+        "X-CAP-7",
+        "mcp serve answers a line over MCP_LINE_BYTES with a JSON-RPC invalid-request error (-32600) naming the cap, and keeps serving",
+    ),
+    (
+        "X-CAP-8",
+        "an ANVIL_MAX_<NAME> override that is not a positive whole number (a word, zero, a unit, a sign, a space, empty) is an error naming the variable, never ignored",
+    ),
+    (
+        "X-FIFO-1",
+        "an AIR that is a FIFO is refused at open as not a regular file, without blocking; nothing is written",
+    ),
+    (
+        "X-FIFO-2",
+        "an excerpt file that is a device or a FIFO is refused as not a regular file, without reading it",
+    ),
+    (
+        "X-FIFO-3",
+        "a tool request file that is a FIFO or a device is refused as not a regular file, without blocking",
+    ),
+    (
+        "X-FIFO-4",
+        "a script that is a FIFO is refused by replay-model and by case investigate, without blocking",
+    ),
+    (
+        "X-FIFO-5",
+        "an input that is a symlink (AIR, excerpt, tool request) is refused as a symlink, never followed",
+    ),
+    (
+        "X-OUT-1",
+        "case close --apply onto a device is refused naming it; the device node is kept and the run stays unclosed",
+    ),
+    (
+        "X-OUT-2",
+        "case close --apply onto a symlink, a FIFO or a directory is refused naming it; the link's target is not written",
+    ),
+    (
+        "X-OUT-3",
+        "air import --out, report show --out and battery merge --out onto a symlink, a FIFO or a device are refused naming it",
+    ),
+    (
+        "X-OUT-4",
+        "replay-model --transcript onto a symlink or a FIFO is refused naming it before the server starts",
+    ),
+    (
         "X-MCP-1",
         "`mcp serve` answers a line that is not JSON with a JSON-RPC parse error (-32700, id null) and keeps serving",
     ),

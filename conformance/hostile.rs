@@ -1,5 +1,12 @@
 //! Hostile input the engine must refuse by name or survive quietly: a key given twice in
-//! a document (X-DUP-1), a reader that hangs up early (X-PIPE-1).
+//! a document (X-DUP-1), a reader that hangs up early (X-PIPE-1), inputs over their named
+//! caps (X-CAP-*, in `hostile/caps.rs`), input files that are FIFOs, devices or symlinks
+//! (X-FIFO-*, `hostile/special.rs`) and outputs aimed at them (X-OUT-*, `hostile/outputs.rs`).
+
+mod caps;
+mod outputs;
+mod probe;
+mod special;
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -11,7 +18,7 @@ use crate::support::{World, bytes_of, frozen_unit, unit_proposal};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
-    vec![
+    let mut all = vec![
         Check {
             name: "hostile::a_proposal_with_a_key_given_twice_is_rejected_naming_it",
             rules: &["X-DUP-1", "R-PARSE-7"],
@@ -37,7 +44,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["X-PIPE-1"],
             run: broken_pipe,
         },
-    ]
+    ];
+    all.extend(caps::checks());
+    all.extend(special::checks());
+    all.extend(outputs::checks());
+    all
 }
 
 fn duplicate_in_proposal() -> Result<(), Failed> {

@@ -49,17 +49,26 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, PathError> {
     deserialize(parse(text)?)
 }
 
-/// Reads a versioned document from `file`: a regular file of at most `cap` bytes, JSON with
-/// no repeated key, `format` equal to `format` and `formatVersion` to `version`, then the
-/// strict type (unknown keys named by path). The error is a message to prefix with the file.
+/// Reads a versioned document from `file`: a regular file of at most the cap in force for
+/// `limit`, then [`parse_versioned`]. The error is a message to prefix with the file.
 pub fn read_versioned<T: DeserializeOwned>(
     file: &std::path::Path,
     format: &str,
     version: u32,
-    cap: u64,
+    limit: crate::limits::Limit,
 ) -> Result<T, String> {
-    let bytes = crate::fsio::read_regular(file, cap).map_err(|e| format!("cannot read: {e}"))?;
-    let value = parse_slice(&bytes).map_err(|e| {
+    let bytes = crate::limits::read_capped(file, limit).map_err(|e| format!("cannot read: {e}"))?;
+    parse_versioned(&bytes, format, version)
+}
+
+/// Parses a versioned document: JSON with no repeated key, `format` equal to `format` and
+/// `formatVersion` to `version`, then the strict type (unknown keys named by path).
+pub fn parse_versioned<T: DeserializeOwned>(
+    bytes: &[u8],
+    format: &str,
+    version: u32,
+) -> Result<T, String> {
+    let value = parse_slice(bytes).map_err(|e| {
         if e.path == "." {
             e.message
         } else {

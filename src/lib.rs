@@ -31,6 +31,8 @@
 //! * [`cli`] — the command-line interface; `main.rs` only calls [`cli::main`].
 //! * [`canon`], [`fsio`], [`json_path`], [`repo`] — canonical JSON and hashes, atomic
 //!   writes, path-naming deserialisation, repository revision.
+//! * [`limits`], [`outpath`] — the named size caps on every input (`ANVIL_MAX_<NAME>`), and
+//!   where an operator-given output may be written.
 
 pub mod air;
 pub mod battery;
@@ -43,7 +45,9 @@ pub mod exit;
 pub mod fsio;
 pub mod investigator;
 pub mod json_path;
+pub mod limits;
 pub mod mcp;
+pub mod outpath;
 pub mod reconcile;
 pub mod replay;
 pub mod repo;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::target::{Location, TargetKey, is_field_name, is_segment_id};
+use crate::limits::{self, Limit, LimitError};
 use crate::skill::vocab;
 
 pub const AIR_VERSION: u32 = 1;
@@ -192,6 +193,12 @@ pub enum AirError {
         path: String,
         message: String,
     },
+    #[error("AIR `{file}`: {source}")]
+    Limit {
+        file: String,
+        #[source]
+        source: LimitError,
+    },
 }
 
 const METHODS: [&str; 8] = [
@@ -202,17 +209,23 @@ const ERROR_INFERABLE: [&str; 1] = ["retryable"];
 const OPERATION_INFERABLE: [&str; 1] = ["description"];
 
 impl Air {
-    /// Loads an AIR document from a `.json`, `.yaml` or `.yml` file.
+    /// Loads an AIR document from a `.json`, `.yaml` or `.yml` file: a regular file (never
+    /// a symlink, FIFO or device) of at most [`Limit::DocBytes`].
     pub fn load(path: &Path) -> Result<Air, AirError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| AirError::Read {
+        let bytes = limits::read_capped(path, Limit::DocBytes).map_err(|e| AirError::Read {
             file: file.clone(),
-            source,
+            source: e.into(),
         })?;
         let is_yaml = matches!(
             path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml")
         );
+        let text = String::from_utf8(bytes).map_err(|e| AirError::Syntax {
+            file: file.clone(),
+            format: if is_yaml { "YAML" } else { "JSON" },
+            message: format!("not UTF-8 ({})", e.utf8_error()),
+        })?;
         Air::parse(&text, is_yaml, &file)
     }
 
@@ -238,8 +251,11 @@ impl Air {
         Air::from_value(value, file)
     }
 
-    /// Converts an already-parsed JSON value, rejecting unknown keys with their path.
+    /// Converts an already-parsed JSON value, rejecting unknown keys with their path. Text
+    /// over [`Limit::AirTextBytes`] is refused first, so no error message or case document
+    /// ever carries it.
     pub fn from_value(value: Value, file: &str) -> Result<Air, AirError> {
+        check_text(&value, file)?;
         if let Some(v) = value.get("airVersion").and_then(Value::as_u64)
             && v != u64::from(AIR_VERSION)
         {
@@ -260,13 +276,15 @@ impl Air {
         Ok(air)
     }
 
-    /// Structural rules serde cannot express: unique ids, key-safe ids, vocabularies.
+    /// Structural rules serde cannot express: unique ids, key-safe ids, vocabularies, and
+    /// no text over [`Limit::AirTextBytes`].
     pub fn validate(&self, file: &str) -> Result<(), AirError> {
         let bad = |path: String, message: String| AirError::Invalid {
             file: file.to_string(),
             path,
             message,
         };
+        check_text(&serde_json::to_value(self).unwrap_or(Value::Null), file)?;
         if self.air_version != AIR_VERSION {
             return Err(bad(
                 "airVersion".into(),
@@ -432,6 +450,80 @@ impl Operation {
     }
 }
 
+/// Refuses any string (value or key) in `value` longer than [`Limit::AirTextBytes`], naming
+/// its path. Iterative, so the depth of `value` is no concern of the caller's.
+fn check_text(value: &Value, file: &str) -> Result<(), AirError> {
+    let cap = Limit::AirTextBytes
+        .value()
+        .map_err(|source| AirError::Limit {
+            file: file.to_string(),
+            source,
+        })?;
+    // Depth-first; `path` holds the segments down to the value being looked at.
+    let mut path: Vec<Segment> = Vec::new();
+    let mut stack = vec![(0usize, Segment::Root, value)];
+    while let Some((depth, segment, v)) = stack.pop() {
+        path.truncate(depth);
+        path.push(segment);
+        let too_long = |len: usize| len as u64 > cap;
+        let over = |path: &[Segment], len: usize| AirError::Invalid {
+            file: file.to_string(),
+            path: render_path(path),
+            message: Limit::AirTextBytes
+                .exceeded(cap, Some(len as u64))
+                .to_string(),
+        };
+        match v {
+            Value::String(s) if too_long(s.len()) => return Err(over(&path, s.len())),
+            Value::Array(items) => stack.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| (depth + 1, Segment::Index(i), x)),
+            ),
+            Value::Object(map) => {
+                for (k, x) in map {
+                    if too_long(k.len()) {
+                        path.push(Segment::Key(k));
+                        return Err(over(&path, k.len()));
+                    }
+                    stack.push((depth + 1, Segment::Key(k), x));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+/// `operations[0].fields[2].description`; a key is shown by its first 40 characters.
+fn render_path(path: &[Segment]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Root => {}
+            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+            Segment::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.extend(k.chars().take(40));
+                if k.chars().nth(40).is_some() {
+                    out.push('…');
+                }
+            }
+        }
+    }
+    if out.is_empty() { ".".into() } else { out }
+}
+
 fn check_inferred(
     inferred: &[String],
     allowed: &[&str],
@@ -454,4 +546,46 @@ fn check_inferred(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn air_with_description(text: &str) -> String {
+        serde_json::json!({"airVersion": 1, "service": {"id": "s", "version": "1"},
+            "operations": [{"id": "op", "method": "GET", "path": "/", "fields": [
+                {"location": "input.body", "name": "x", "type": "string", "description": text}]}]})
+        .to_string()
+    }
+
+    #[test]
+    fn text_over_the_cap_is_refused_naming_its_path_and_the_cap() {
+        let cap = Limit::AirTextBytes.default_value() as usize;
+        Air::parse(&air_with_description(&"d".repeat(cap)), false, "a.json").unwrap();
+        let e = Air::parse(&air_with_description(&"d".repeat(cap + 1)), false, "a.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at `operations[0].fields[0].description`")
+                && e.contains("AIR_TEXT_BYTES")
+                && e.contains("ANVIL_MAX_AIR_TEXT_BYTES"),
+            "{e}"
+        );
+        // An over-long key is named by its beginning, not echoed whole.
+        let key = "k".repeat(cap + 1);
+        let e = Air::parse(&format!("{{\"{key}\": 1}}"), false, "a.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("AIR_TEXT_BYTES") && e.len() < 400, "{e}");
+    }
+
+    #[test]
+    fn an_imported_air_is_held_to_the_text_cap_too() {
+        let mut air = Air::parse(&air_with_description("short"), false, "a.json").unwrap();
+        air.operations[0].description =
+            Some("d".repeat(Limit::AirTextBytes.default_value() as usize + 1));
+        let e = air.validate("a.json").unwrap_err().to_string();
+        assert!(e.contains("at `operations[0].description`"), "{e}");
+    }
 }

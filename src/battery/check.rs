@@ -16,6 +16,7 @@ use super::corpus::{
 };
 use crate::case::finalize::Status;
 use crate::case::open::{OpenMode, OpenRequest, preflight};
+use crate::limits::Limit;
 use crate::skill::{ValueConstraint, registry};
 
 /// A repository smaller than this is not a realistic investigation.
@@ -211,7 +212,8 @@ fn check_repo_size(repo: &Path, problems: &mut Vec<Problem>) {
     let files = walk_files(repo);
     let lines: usize = files
         .iter()
-        .map(|f| std::fs::read(f).map(|b| line_count(&b)).unwrap_or(0))
+        .filter_map(|f| read_checked(f, problems))
+        .map(|b| line_count(&b))
         .sum();
     if files.len() < MIN_REPO_FILES || lines < MIN_REPO_LINES {
         problems.push(Problem::new(
@@ -401,9 +403,25 @@ fn evidence_lines(repo: &Path, path: &str) -> Result<usize, &'static str> {
     if !meta.is_file() {
         return Err("is not a regular file in the repository");
     }
-    std::fs::read(&full)
+    crate::limits::read_capped(&full, Limit::DocBytes)
         .map(|b| line_count(&b))
-        .map_err(|_| "cannot be read")
+        .map_err(|_| "cannot be read (or is over the DOC_BYTES cap)")
+}
+
+/// The bytes of a corpus file a check reads: a regular file under [`Limit::DocBytes`]. One
+/// that cannot be read is a problem naming it, never skipped.
+fn read_checked(file: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
+    match crate::limits::read_capped(file, Limit::DocBytes) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            problems.push(Problem::new(
+                file,
+                "unreadable",
+                format!("cannot be read: {e}"),
+            ));
+            None
+        }
+    }
 }
 
 /// Canaries are unique and appear in no file under the scenarios directory; `mustMention`
@@ -426,7 +444,7 @@ fn check_canaries(scenarios_dir: &Path, labels: &[Label], problems: &mut Vec<Pro
     }
     let canaries: Vec<&Label> = labels.iter().filter(|l| !l.doc.canary.is_empty()).collect();
     for file in walk_files(scenarios_dir) {
-        let Ok(bytes) = std::fs::read(&file) else {
+        let Some(bytes) = read_checked(&file, problems) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -452,10 +470,11 @@ fn check_canaries(scenarios_dir: &Path, labels: &[Label], problems: &mut Vec<Pro
             dir.join(super::corpus::SCENARIO_JSON),
             dir.join(super::corpus::AIR_JSON),
         ] {
-            let Ok(text) = std::fs::read_to_string(&input) else {
+            // A missing or unreadable input is already a problem of its own.
+            let Ok(bytes) = crate::limits::read_capped(&input, Limit::DocBytes) else {
                 continue;
             };
-            let text = text.to_lowercase();
+            let text = String::from_utf8_lossy(&bytes).to_lowercase();
             for (field, expectation) in &l.doc.expect.values {
                 let phrases = expectation.must_mention.iter().flatten().flatten();
                 for phrase in phrases {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::air::DeficiencyCode;
 use crate::case::finalize::Status;
+use crate::limits::Limit;
 
 pub const SCENARIO_FORMAT: &str = "anvil-scenario";
 pub const LABEL_FORMAT: &str = "anvil-label";
@@ -295,12 +296,9 @@ fn name_of(path: &Path) -> String {
 /// Reads a versioned document: JSON syntax, then `format` and `formatVersion`, then the strict
 /// type (unknown keys named by path).
 fn read_doc<T: serde::de::DeserializeOwned>(file: &Path, format: &str) -> Result<T, Problem> {
-    crate::json_path::read_versioned(file, format, FORMAT_VERSION, DOCUMENT_CAP)
+    crate::json_path::read_versioned(file, format, FORMAT_VERSION, Limit::DocBytes)
         .map_err(|message| Problem::new(file, "unparseable", message))
 }
-
-/// The largest scenario or label document read.
-const DOCUMENT_CAP: u64 = 16 << 20;
 
 /// Every `(class directory, entry)` under `dir`, two levels down: the entries are
 /// directories (`dirs`) or files. An unreadable level is a problem naming it.

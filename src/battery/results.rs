@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::arm::Arm;
 use super::summary::{ClassSummary, Controls};
+use crate::limits::Limit;
 
 pub const RESULTS_FORMAT: &str = "anvil-battery-results";
 pub const TRIAL_FORMAT: &str = "anvil-battery-trial";
@@ -275,7 +276,7 @@ pub fn read_versioned<T: serde::de::DeserializeOwned>(
     file: &Path,
     format: &str,
 ) -> Result<T, DocError> {
-    crate::json_path::read_versioned(file, format, FORMAT_VERSION, 512 << 20)
+    crate::json_path::read_versioned(file, format, FORMAT_VERSION, Limit::ResultsBytes)
         .map_err(|message| doc_error(file, message))
 }
 

@@ -219,7 +219,8 @@ pub fn prepare(
         )?;
     }
     let t_air = dir.join("air.json");
-    let bytes = crate::fsio::read_regular(air, 64 << 20).map_err(io("read", air))?;
+    let bytes = crate::limits::read_capped(air, crate::limits::Limit::DocBytes)
+        .map_err(|e| io("read", air)(e.into()))?;
     std::fs::write(&t_air, bytes).map_err(io("write", &t_air))?;
     Ok(Template {
         digest: tree_digest(&t_repo)?,

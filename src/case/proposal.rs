@@ -76,6 +76,8 @@ pub enum DocErrorKind {
     StructuralChange,
     Value,
     Grounding,
+    /// A field over its named cap (see [`crate::limits`]).
+    TooLarge,
 }
 
 /// A rejected agent document: which document, which field, why.
@@ -165,6 +167,9 @@ pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal
                 raw.format_version
             ),
         ));
+    }
+    if let Err(e) = crate::limits::Limit::RationaleBytes.check(raw.rationale.len()) {
+        return Err(err("rationale", DocErrorKind::TooLarge, e.to_string()));
     }
     if !raw.confidence.is_finite() || !(0.0..=1.0).contains(&raw.confidence) {
         return Err(err(

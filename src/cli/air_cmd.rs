@@ -133,6 +133,13 @@ fn grouped_notes(notes: &[Note]) -> Vec<String> {
         .collect()
 }
 
+/// Writes an `--out` file through `write` once [`crate::outpath`] allows the destination.
+fn write_out(out: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
+    crate::outpath::check_file(out)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    write(out)
+}
+
 fn import(args: ImportArgs) -> u8 {
     let (_, imported) = match openapi::import_file(&args.spec) {
         Ok(r) => r,
@@ -140,7 +147,7 @@ fn import(args: ImportArgs) -> u8 {
     };
     let air = &imported.air;
     if let Some(out) = &args.out
-        && let Err(source) = crate::fsio::write_json_atomic(out, air)
+        && let Err(source) = write_out(out, |p| crate::fsio::write_json_atomic(p, air))
     {
         let e = OpenApiError::Write {
             file: out.display().to_string(),
@@ -200,7 +207,9 @@ fn export(args: ExportArgs) -> u8 {
     };
     match &args.out {
         Some(out) => {
-            if let Err(source) = crate::fsio::write_atomic(out, exported.text.as_bytes()) {
+            if let Err(source) = write_out(out, |p| {
+                crate::fsio::write_atomic(p, exported.text.as_bytes())
+            }) {
                 let e = OpenApiError::Write {
                     file: out.display().to_string(),
                     source,

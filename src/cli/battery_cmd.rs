@@ -432,6 +432,9 @@ pub fn run(mut a: BatteryArgs) -> u8 {
             false,
         ),
     };
+    if let Err(e) = crate::outpath::check_dir(&out) {
+        return battery_error(&BatteryError::Input(e.to_string()), a.json);
+    }
     let cfg = Config {
         scenarios,
         labels: labels.clone(),
@@ -643,6 +646,9 @@ fn write_reports(dir: &Path, doc: &ResultsDoc, json: bool) -> Vec<PathBuf> {
 }
 
 fn merge(m: MergeArgs) -> u8 {
+    if let Err(e) = crate::outpath::check_dir(&m.out) {
+        return battery_error(&BatteryError::Input(e.to_string()), m.json);
+    }
     match crate::battery::merge::merge(&m.shards, &m.out, m.force) {
         Ok((doc, warnings)) => {
             for w in &warnings {

@@ -25,6 +25,10 @@ pub fn run(cmd: McpCommand) -> u8 {
         McpCommand::Serve(a) => match crate::mcp::serve_stdio(&a.run) {
             Ok(()) => exit::OK,
             Err(crate::mcp::McpError::Case(e)) => super::fail(&e, false),
+            Err(e @ crate::mcp::McpError::Limit(_)) => {
+                eprintln!("error: {e}");
+                exit::REJECTED
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 exit::DRIVER

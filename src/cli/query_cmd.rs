@@ -1,10 +1,9 @@
 //! `case query`: one investigation batch through the read-only tool router, journaled in
 //! the run's `journal.jsonl`; `--schema` prints the request and result schemas.
 //!
-//! Invariant: the request file is bounded before it is parsed, and a refused batch prints
-//! only the typed refusal — never part of an answer.
+//! Invariant: the request is a regular file or stdin, bounded before it is parsed, and a
+//! refused batch prints only the typed refusal — never part of an answer.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -12,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::case::CaseError;
 use crate::exit;
+use crate::limits::{self, Limit};
 use crate::tools::{self, OperationResult, ResultDoc, ToolError};
 
 #[derive(Debug, Args)]
@@ -68,18 +68,22 @@ fn refuse(e: &ToolError, json: bool) -> u8 {
     super::fail(&err, json)
 }
 
-/// Reads at most the request limit plus one byte, so an oversized document is refused
-/// without being loaded whole.
+/// Reads the request: stdin, or a regular file (never a FIFO or device), either bounded by
+/// [`Limit::ToolRequestBytes`] before anything is parsed; then the case's own
+/// `requestBytes` limit applies.
 fn read_request(source: &str, limit: usize) -> Result<Value, ToolError> {
-    let mut bytes = Vec::new();
-    let taken = if source == "-" {
-        std::io::stdin()
-            .take(limit as u64 + 1)
-            .read_to_end(&mut bytes)
+    let read = if source == "-" {
+        limits::read_stream_capped(std::io::stdin().lock(), Limit::ToolRequestBytes)
     } else {
-        std::fs::File::open(source).and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes))
+        limits::read_capped(std::path::Path::new(source), Limit::ToolRequestBytes)
     };
-    taken.map_err(ToolError::io("read", source))?;
+    let bytes = read.map_err(|e| match e {
+        limits::ReadError::Limit(l) => ToolError::RequestOverCap {
+            input: source.to_string(),
+            reason: l.to_string(),
+        },
+        limits::ReadError::Io(io) => ToolError::io("read", source)(io),
+    })?;
     if bytes.len() > limit {
         return Err(ToolError::RequestTooLarge {
             size: bytes.len(),

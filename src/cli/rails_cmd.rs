@@ -1,17 +1,19 @@
 //! The rail subcommands of `case`: add-evidence, add-external-evidence, add-claim,
 //! freeze-research, validate, finalize, show.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
 
+use crate::case::CaseError;
 use crate::case::evidence::EvidenceRequest;
 use crate::case::finalize::{Status, finalize};
 use crate::case::rails;
 use crate::case::research::ClaimInput;
 use crate::case::validate::Verdict;
 use crate::exit;
+use crate::limits::{self, Limit};
 
 #[derive(Debug, Args)]
 pub struct Common {
@@ -127,16 +129,9 @@ pub fn add_evidence(a: AddEvidenceArgs) -> u8 {
 }
 
 pub fn add_external(a: AddExternalArgs) -> u8 {
-    let excerpt = match std::fs::read_to_string(&a.excerpt_file) {
+    let excerpt = match read_excerpt(&a.excerpt_file) {
         Ok(t) => t,
-        Err(source) => {
-            let e = crate::case::CaseError::Io {
-                action: "read",
-                path: a.excerpt_file.clone(),
-                source,
-            };
-            return super::fail(&e, a.common.json);
-        }
+        Err(e) => return super::fail(&e, a.common.json),
     };
     match rails::add_external_evidence(
         &a.common.run,
@@ -148,6 +143,28 @@ pub fn add_external(a: AddExternalArgs) -> u8 {
         Ok(art) => done(a.common.json, &art, |art| println!("{}", art.id)),
         Err(e) => super::fail(&e, a.common.json),
     }
+}
+
+/// The excerpt file: a regular file (never a FIFO or device, which would block or never
+/// end) of UTF-8 text under [`Limit::ExcerptBytes`].
+fn read_excerpt(file: &Path) -> Result<String, CaseError> {
+    let bytes = limits::read_capped(file, Limit::ExcerptBytes).map_err(|e| match e {
+        limits::ReadError::Limit(l) => CaseError::Rail {
+            rail: "add-external-evidence",
+            kind: "too_large",
+            reason: format!("--excerpt-file `{}` {l}", file.display()),
+        },
+        limits::ReadError::Io(source) => CaseError::io("read", file)(source),
+    })?;
+    String::from_utf8(bytes).map_err(|e| CaseError::Rail {
+        rail: "add-external-evidence",
+        kind: "not_utf8",
+        reason: format!(
+            "--excerpt-file `{}` is not UTF-8 text ({})",
+            file.display(),
+            e.utf8_error()
+        ),
+    })
 }
 
 pub fn add_claim(a: AddClaimArgs) -> u8 {
@@ -329,6 +346,17 @@ pub struct CloseArgs {
 }
 
 pub fn close(a: CloseArgs) -> u8 {
+    // Checked here, before the rail: the apply itself lives in crate::reconcile.
+    if let Some(out) = &a.apply
+        && let Err(e) = crate::outpath::check_file(out)
+    {
+        let e = CaseError::Rail {
+            rail: "close",
+            kind: e.kind(),
+            reason: format!("--apply: {e}"),
+        };
+        return super::fail(&e, a.common.json);
+    }
     let req = crate::reconcile::CloseRequest {
         apply: a.apply,
         approved_by: a.approved_by,

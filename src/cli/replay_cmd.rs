@@ -81,7 +81,7 @@ pub fn run(args: ReplayArgs) -> u8 {
         let app = match router(player.clone(), &options) {
             Ok(app) => app,
             Err(e) => {
-                eprintln!("error: cannot open the transcript: {e}");
+                eprintln!("error: {e}");
                 return exit::REJECTED;
             }
         };

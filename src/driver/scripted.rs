@@ -266,14 +266,24 @@ fn one() -> f64 {
 }
 
 impl ScriptDoc {
-    /// Reads and checks a script file (strict: unknown fields are refused with their path).
+    /// Reads and checks a script file: a regular file of at most
+    /// [`Limit::DocBytes`](crate::limits::Limit::DocBytes), strict (unknown fields are
+    /// refused with their path).
     pub fn load(path: &Path) -> Result<ScriptDoc, CaseError> {
-        let text = std::fs::read_to_string(path).map_err(CaseError::io("read", path))?;
-        let doc: ScriptDoc = crate::json_path::from_str(&text).map_err(|e| CaseError::Corrupt {
+        let bytes = crate::limits::read_capped(path, crate::limits::Limit::DocBytes)
+            .map_err(|e| CaseError::io("read", path)(e.into()))?;
+        ScriptDoc::parse(&bytes, path)
+    }
+
+    /// Checks the bytes of a script; `path` names it in errors.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<ScriptDoc, CaseError> {
+        let corrupt = |e: crate::json_path::PathError| CaseError::Corrupt {
             file: path.to_path_buf(),
             field: e.path,
             reason: e.message,
-        })?;
+        };
+        let value = crate::json_path::parse_slice(bytes).map_err(corrupt)?;
+        let doc: ScriptDoc = crate::json_path::deserialize(value).map_err(corrupt)?;
         if doc.format != "anvil-script" || doc.format_version != 1 {
             return Err(CaseError::Corrupt {
                 file: path.to_path_buf(),

@@ -191,12 +191,28 @@ fn parse<T: DeserializeOwned>(tool: &str, arguments: Value) -> Result<T, CaseErr
     })
 }
 
+/// The excerpt of `add_external_evidence` is held to [`Limit::ExcerptBytes`], as the CLI's
+/// `--excerpt-file` is.
+///
+/// [`Limit::ExcerptBytes`]: crate::limits::Limit::ExcerptBytes
+fn excerpt_within_cap(a: AddExternalEvidenceArgs) -> Result<AddExternalEvidenceArgs, CaseError> {
+    crate::limits::Limit::ExcerptBytes
+        .check(a.excerpt.len())
+        .map_err(|e| {
+            let kind = DocErrorKind::TooLarge;
+            DocError::new("add_external_evidence", "excerpt", kind, e.to_string())
+        })?;
+    Ok(a)
+}
+
 impl RailCall {
     /// Parses the arguments of the rail tool `name`; `None` when `name` is not a rail tool.
     pub fn parse(name: &str, arguments: Value) -> Option<Result<RailCall, CaseError>> {
         let call = match name {
             "add_evidence" => parse(name, arguments).map(RailCall::AddEvidence),
-            "add_external_evidence" => parse(name, arguments).map(RailCall::AddExternalEvidence),
+            "add_external_evidence" => parse(name, arguments)
+                .and_then(excerpt_within_cap)
+                .map(RailCall::AddExternalEvidence),
             "add_claim" => parse(name, arguments).map(RailCall::AddClaim),
             "freeze_research" => parse(name, arguments).map(RailCall::FreezeResearch),
             "validate" => parse(name, arguments).map(RailCall::Validate),
@@ -219,6 +235,29 @@ mod tests {
             let schema = (tool.schema)();
             assert_eq!(schema["type"], "object", "{}", tool.name);
             assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn an_excerpt_over_its_cap_is_refused_at_excerpt() {
+        let cap = crate::limits::Limit::ExcerptBytes.default_value() as usize;
+        let call = |excerpt: String| {
+            RailCall::parse(
+                "add_external_evidence",
+                json!({"source": "s", "uri": "u", "excerpt": excerpt, "idempotencyKey": "k"}),
+            )
+            .unwrap()
+        };
+        assert!(call("e".repeat(cap)).is_ok());
+        match call("e".repeat(cap + 1)) {
+            Err(CaseError::Document(d)) => {
+                assert_eq!(
+                    (d.field.as_str(), d.kind),
+                    ("excerpt", DocErrorKind::TooLarge)
+                );
+                assert!(d.reason.contains("ANVIL_MAX_EXCERPT_BYTES"), "{d}");
+            }
+            other => panic!("expected a too_large rejection at `excerpt`, got {other:?}"),
         }
     }
 

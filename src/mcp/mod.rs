@@ -5,6 +5,7 @@
 //! * [`rails`] — where a rail call runs: in process, or relayed out of a sandbox.
 //! * [`router`] — the read-only investigation router's operations as tools.
 //! * [`driver`] — the `--mcp-config` a process driver hands the agent.
+//! * [`lines`] — the client's lines, read with a cap and checked to be JSON.
 //!
 //! Invariant: a tool call either returns the rail's result or an MCP tool error
 //! (`isError`) whose text starts with the refusal's stable kind (`CaseError::kind()`):
@@ -13,6 +14,7 @@
 
 pub mod args;
 pub mod driver;
+pub mod lines;
 pub mod rails;
 pub mod router;
 
@@ -31,6 +33,7 @@ use serde_json::Value;
 use self::args::{RAIL_TOOLS, RailCall};
 use self::rails::{RailBackend, Refusal};
 use crate::case::{CaseError, Run};
+use crate::limits::{Limit, LimitError};
 
 /// The MCP server name the drivers configure: tools appear to Claude Code as
 /// `mcp__anvil__<tool>`.
@@ -43,6 +46,8 @@ pub enum McpError {
     Case(#[from] CaseError),
     #[error("cannot start the MCP server: {0}")]
     Start(String),
+    #[error(transparent)]
+    Limit(#[from] LimitError),
 }
 
 impl McpError {
@@ -50,6 +55,7 @@ impl McpError {
         match self {
             McpError::Case(e) => e.kind(),
             McpError::Start(_) => "mcp_start",
+            McpError::Limit(_) => "bad_limit",
         }
     }
 }
@@ -165,12 +171,14 @@ impl ServerHandler for AnvilServer {
 /// Serves `run` on stdin/stdout until the client closes stdin.
 ///
 /// Every line the client sends is checked to be JSON before the protocol sees it: a line
-/// that is not gets a JSON-RPC parse error (code -32700, id null) and the server keeps
-/// serving, instead of dropping it silently. One task owns stdout and writes whole lines,
+/// that is not gets a JSON-RPC parse error (code -32700, id null), one over
+/// [`Limit::McpLineBytes`] an invalid-request error naming the cap (see [`lines`]), and the
+/// server keeps serving, instead of dropping it silently. One task owns stdout and writes whole lines,
 /// so a parse error never interleaves with a response.
 pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+    let line_cap = Limit::McpLineBytes.value()?;
     let server = AnvilServer::new(run, RailBackend::from_env())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -181,23 +189,21 @@ pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
         let (server_out, from_server) = tokio::io::duplex(1 << 20);
         let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
 
-        // stdin → the server, parse errors → stdout.
+        // stdin → the server, refusals (not JSON, over the cap) → stdout.
         let errors = lines_tx.clone();
         tokio::spawn(async move {
             let mut to_server = to_server;
-            let mut stdin = BufReader::new(tokio::io::stdin()).lines();
-            while let Ok(Some(line)) = stdin.next_line().await {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                if serde_json::from_str::<serde_json::Value>(&line).is_err() {
-                    let reply = serde_json::json!({"jsonrpc": "2.0", "id": null,
-                        "error": {"code": -32700, "message": "Parse error: the line is not JSON"}});
+            let mut stdin = BufReader::new(tokio::io::stdin());
+            while let Ok(Some(line)) = lines::next_line(&mut stdin, line_cap).await {
+                if let Some(reply) = lines::refusal(&line, line_cap) {
                     let _ = errors.send(reply.to_string());
                     continue;
                 }
+                let lines::Line::Json(text) = line else {
+                    continue;
+                };
                 if to_server
-                    .write_all(format!("{line}\n").as_bytes())
+                    .write_all(format!("{text}\n").as_bytes())
                     .await
                     .is_err()
                 {

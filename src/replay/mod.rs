@@ -39,6 +39,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::sse::{Event, Sse};
@@ -46,6 +47,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 
+use crate::limits::{self, Limit};
 use api::{Conversation, Reply, Turn, error_json};
 pub use script::{Script, ScriptError};
 
@@ -57,12 +59,14 @@ pub enum Player {
 }
 
 impl Player {
-    /// Loads `--script FILE`.
+    /// Loads `--script FILE`: a regular file of at most [`Limit::DocBytes`], UTF-8.
     pub fn from_script_file(path: &Path) -> Result<Player, ScriptError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScriptError {
+        let unreadable = |e: &dyn std::fmt::Display| ScriptError {
             path: ".".into(),
             reason: format!("cannot read `{}`: {e}", path.display()),
-        })?;
+        };
+        let bytes = limits::read_capped(path, Limit::DocBytes).map_err(|e| unreadable(&e))?;
+        let text = String::from_utf8(bytes).map_err(|e| unreadable(&e.utf8_error()))?;
         Script::parse(&text).map(Player::Script)
     }
 
@@ -100,6 +104,8 @@ struct Shared {
     transcript: Option<Mutex<File>>,
     seq: AtomicU64,
     quiet: bool,
+    /// [`Limit::ReplayBodyBytes`] in force.
+    body_cap: u64,
 }
 
 impl Shared {
@@ -141,15 +147,14 @@ pub struct ServeOptions {
     pub quiet: bool,
 }
 
-/// The router, for tests and embedding.
+/// The router, for tests and embedding. A request body over [`Limit::ReplayBodyBytes`] gets
+/// a 413 naming the cap.
 pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router> {
+    let body_cap = Limit::ReplayBodyBytes
+        .value()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let transcript = match &options.transcript {
-        Some(path) => Some(Mutex::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?,
-        )),
+        Some(path) => Some(Mutex::new(open_transcript(path)?)),
         None => None,
     };
     let shared = Arc::new(Shared {
@@ -157,13 +162,33 @@ pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router>
         transcript,
         seq: AtomicU64::new(0),
         quiet: options.quiet,
+        body_cap,
     });
     Ok(Router::new()
         .route("/v1/messages", post(messages))
         .route("/v1/messages/count_tokens", post(count_tokens))
         .fallback(fallback)
-        .layer(DefaultBodyLimit::max(256 * 1024 * 1024))
+        .layer(DefaultBodyLimit::max(
+            usize::try_from(body_cap).unwrap_or(usize::MAX),
+        ))
         .with_state(shared))
+}
+
+/// Opens the transcript for appending: a new file or an existing regular one, never through
+/// a symlink (see [`crate::outpath`]).
+fn open_transcript(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    crate::outpath::check_file(path)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            let message = format!("cannot open the transcript `{}`: {e}", path.display());
+            std::io::Error::new(e.kind(), message)
+        })
 }
 
 /// Serves on `listener` until `shutdown` resolves; connections still open two seconds
@@ -193,8 +218,45 @@ pub async fn serve(
     }
 }
 
-fn parse_body(bytes: &Bytes) -> Result<Value, String> {
-    serde_json::from_slice::<Value>(bytes).map_err(|e| format!("request body is not JSON: {e}"))
+/// Why a request body was not played.
+enum BodyRefusal {
+    /// Over [`Limit::ReplayBodyBytes`] (the cap in force): 413.
+    TooLarge(u64),
+    /// Unreadable or not JSON: 400.
+    Bad(String),
+}
+
+impl BodyRefusal {
+    fn into_response(self) -> Response {
+        match self {
+            BodyRefusal::TooLarge(cap) => {
+                let message = format!(
+                    "request body {}",
+                    Limit::ReplayBodyBytes.exceeded(cap, None)
+                );
+                let body = error_json("request_too_large", &message);
+                (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response()
+            }
+            BodyRefusal::Bad(message) => bad_request(&message),
+        }
+    }
+}
+
+/// The body as JSON, or why it is refused.
+fn parse_body(body: &Result<Bytes, BytesRejection>, cap: u64) -> Result<Value, BodyRefusal> {
+    let bytes = match body {
+        Ok(bytes) => bytes,
+        Err(r) if r.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return Err(BodyRefusal::TooLarge(cap));
+        }
+        Err(r) => {
+            return Err(BodyRefusal::Bad(format!(
+                "cannot read the request body: {r}"
+            )));
+        }
+    };
+    serde_json::from_slice::<Value>(bytes)
+        .map_err(|e| BodyRefusal::Bad(format!("request body is not JSON: {e}")))
 }
 
 fn bad_request(message: &str) -> Response {
@@ -213,18 +275,23 @@ fn summary(body: &Value) -> (Value, usize, bool) {
     (model, n, stream)
 }
 
-async fn messages(State(shared): State<Arc<Shared>>, uri: Uri, bytes: Bytes) -> Response {
-    let body = match parse_body(&bytes) {
+async fn messages(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match parse_body(&bytes, shared.body_cap) {
         Ok(b) => b,
-        Err(message) => {
-            shared.record(
-                json!({"method": "POST", "path": uri.to_string(), "outcome": "400 not JSON"}),
-            );
-            return bad_request(&message);
+        Err(refusal) => {
+            let response = refusal.into_response();
+            let outcome = format!("{} refused", response.status().as_u16());
+            shared.record(json!({"method": "POST", "path": uri.to_string(), "outcome": outcome}));
+            return response;
         }
     };
+    let len = bytes.map_or(0, |b| b.len());
     let (model, n, stream) = summary(&body);
-    let (reply, kind) = shared.player.reply(&body, bytes.len());
+    let (reply, kind) = shared.player.reply(&body, len);
     let message = reply.message_json();
     shared.record(json!({
         "method": "POST", "path": uri.to_string(), "kind": kind, "model": model, "messages": n,
@@ -248,13 +315,18 @@ pub fn sse_response(reply: &Reply) -> Response {
     Sse::new(futures_util::stream::iter(events)).into_response()
 }
 
-async fn count_tokens(State(shared): State<Arc<Shared>>, uri: Uri, bytes: Bytes) -> Response {
-    let body = match parse_body(&bytes) {
+async fn count_tokens(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match parse_body(&bytes, shared.body_cap) {
         Ok(b) => b,
-        Err(message) => return bad_request(&message),
+        Err(refusal) => return refusal.into_response(),
     };
+    let len = bytes.map_or(0, |b| b.len());
     let (model, n, _) = summary(&body);
-    let tokens = (bytes.len() as u64).div_ceil(4).max(1);
+    let tokens = (len as u64).div_ceil(4).max(1);
     shared.record(json!({
         "method": "POST", "path": uri.to_string(), "kind": "count_tokens", "model": model,
         "messages": n, "outcome": format!("count_tokens {tokens}"), "request": body,

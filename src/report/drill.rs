@@ -27,8 +27,6 @@ use crate::driver::runner::ExecutionRecord;
 use crate::driver::transcript::Event;
 use crate::reconcile::CloseDoc;
 
-/// The largest run document read.
-const FILE_CAP: u64 = 64 << 20;
 /// Lines of one evidence excerpt shown.
 const EXCERPT_LINES: usize = 40;
 /// Transcript events, output lines and journal entries shown.
@@ -240,7 +238,8 @@ fn read<T: DeserializeOwned>(dir: &Path, rel: &str) -> Result<Option<T>, String>
     if !path.exists() {
         return Ok(None);
     }
-    let bytes = crate::fsio::read_regular(&path, FILE_CAP).map_err(|e| format!("`{rel}` {e}"))?;
+    let bytes = crate::limits::read_capped(&path, crate::limits::Limit::DocBytes)
+        .map_err(|e| format!("`{rel}` {e}"))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("`{rel}` is not UTF-8"))?;
     crate::json_path::from_str(&text)
         .map(Some)

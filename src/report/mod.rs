@@ -58,6 +58,8 @@ pub enum ReportError {
     /// Two runs that cannot be compared, naming the fields that differ.
     #[error("{0}")]
     Incompatible(String),
+    #[error(transparent)]
+    Output(#[from] crate::outpath::OutPathError),
 }
 
 /// A results document and where it was read from.
@@ -150,8 +152,10 @@ pub fn render_diff(d: &diff::Diff, format: Format) -> Result<String, ReportError
     }
 }
 
-/// Writes `text` to `path` whole (atomic rename).
+/// Writes `text` to `path` whole (atomic rename): a new path or a regular file, never over
+/// a symlink, device, FIFO or directory (see [`crate::outpath`]).
 pub fn write(path: &Path, text: &str) -> Result<(), ReportError> {
+    crate::outpath::check_file(path)?;
     crate::fsio::write_atomic(path, text.as_bytes()).map_err(|source| ReportError::Write {
         path: path.to_path_buf(),
         source,

@@ -54,6 +54,9 @@ pub const ERROR_KINDS: &[&str] = &[
 pub enum ToolError {
     #[error("the request document is {size} bytes; the limit is {limit}")]
     RequestTooLarge { size: usize, limit: usize },
+    /// Over [`crate::limits::Limit::ToolRequestBytes`] as read, before any parsing.
+    #[error("the request document `{input}` {reason}")]
+    RequestOverCap { input: String, reason: String },
     #[error("the request document is malformed at `{field}`: {reason}")]
     Malformed { field: String, reason: String },
     #[error("the request document has an unknown field `{field}`")]
@@ -163,7 +166,9 @@ impl ToolError {
     /// A stable, machine-readable code; one of [`ERROR_KINDS`].
     pub fn kind(&self) -> &'static str {
         match self {
-            ToolError::RequestTooLarge { .. } => "request_too_large",
+            ToolError::RequestTooLarge { .. } | ToolError::RequestOverCap { .. } => {
+                "request_too_large"
+            }
             ToolError::Malformed { .. } => "malformed_request",
             ToolError::UnknownField { .. } => "unknown_field",
             ToolError::UnsupportedFormat { .. } => "unsupported_format",

@@ -69,7 +69,8 @@ pub fn discover_snapshots(
         .into_iter()
         .filter(|f| database::is_snapshot_path(&f.rel))
     {
-        let bytes = std::fs::read(&f.abs).map_err(ToolError::io("read", &f.abs))?;
+        let bytes = crate::limits::read_capped(&f.abs, crate::limits::Limit::DocBytes)
+            .map_err(|e| ToolError::io("read", &f.abs)(e.into()))?;
         out.push(crate::case::doc::DeclaredSnapshot {
             path: f.rel,
             sha256: crate::canon::bytes_hash(&bytes),

@@ -317,13 +317,17 @@ pub struct Document {
 }
 
 impl Document {
-    /// Reads and parses `path`.
+    /// Reads and parses `path`: a regular file (never a symlink, FIFO or device) of at
+    /// most [`Limit::DocBytes`](crate::limits::Limit::DocBytes).
     pub fn load(path: &std::path::Path) -> Result<Document, OpenApiError> {
         let file = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| OpenApiError::Read {
-            file: file.clone(),
-            source,
-        })?;
+        let bytes =
+            crate::limits::read_capped(path, crate::limits::Limit::DocBytes).map_err(|e| {
+                OpenApiError::Read {
+                    file: file.clone(),
+                    source: e.into(),
+                }
+            })?;
         let text = String::from_utf8(bytes).map_err(|e| OpenApiError::Syntax {
             file: file.clone(),
             format: "UTF-8",
