@@ -4,9 +4,9 @@
 //!
 //! Inputs per document type: arbitrary bytes, and structured mutations of a valid document
 //! (truncated, a byte flipped, a key repeated, deep nesting spliced in, a huge number, invalid
-//! UTF-8). Each type runs `PROPTEST_CASES` cases, default [`DEFAULT_CASES`] (1 000: about 3 s
-//! for all 22 types in a debug build on two cores; 10 000 takes about 30 s, the run documents
-//! and the YAML AIR being the slow ones). The long run:
+//! UTF-8). Each type runs `PROPTEST_CASES` cases; unset, [`CI_CASES`] (10 000, about 30 s for
+//! all 22 types in a debug build on two cores) when `CI=true`, else [`DEFAULT_CASES`] (1 000,
+//! about 3 s) so a developer's `cargo test` stays quick. The long run:
 //!
 //! ```text
 //! PROPTEST_CASES=1000000 cargo test --release --test no_panic
@@ -26,9 +26,11 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Value, json};
 
-/// Cases per document type when `PROPTEST_CASES` is not set (kept low so the default test
-/// run stays within seconds; CI can raise it).
+/// Cases per document type when `PROPTEST_CASES` is not set, on a developer machine.
 const DEFAULT_CASES: u32 = 1_000;
+
+/// Cases per document type when `PROPTEST_CASES` is not set and `CI=true`.
+const CI_CASES: u32 = 10_000;
 
 /// Nesting depth of the deep-nesting inputs.
 const DEEP: usize = 10_000;
@@ -38,6 +40,7 @@ fn cases() -> u32 {
         Ok(v) => v
             .parse()
             .unwrap_or_else(|_| panic!("PROPTEST_CASES={v:?} is not a number")),
+        Err(_) if std::env::var("CI").is_ok_and(|v| v == "true") => CI_CASES,
         Err(_) => DEFAULT_CASES,
     }
 }

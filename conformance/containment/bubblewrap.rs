@@ -82,11 +82,19 @@ pub(super) fn bwrap_rails() -> Result<(), Failed> {
         vec![labels],
     )
     .map_err(|e| Failed::from(e.to_string()))?;
+    // A query whose request comes on stdin (`--request -`): stdin must cross the relay.
+    let run_id = run.file_name().unwrap().to_string_lossy().into_owned();
+    let request = serde_json::json!({"format": "anvil-investigation-request", "formatVersion": 1,
+        "runId": run_id,
+        "requests": [{"requestId": "a", "operation": "source.find_text",
+            "arguments": {"text": "capture", "caseSensitive": true, "offset": 0, "limit": 5}}]});
     let script = format!(
         r#"anvil-bench case add-evidence . --path src/payments/service.py --start-line 32 --end-line 39 && echo "RAIL OK"
+        printf '%s' '{}' | anvil-bench case query . --request - && echo "QUERY OK"
         echo junk >> journal.jsonl && echo "WROTE journal"
         anvil-bench case open --air '{}' --repo '{}' --skill annotate-unit --target x && echo "OPENED"
         true"#,
+        request,
         w.air().display(),
         w.repo().display()
     );
@@ -105,6 +113,10 @@ pub(super) fn bwrap_rails() -> Result<(), Failed> {
     ensure!(
         out.iter().any(|l| l.starts_with("ev-")) && out.iter().any(|l| l == "RAIL OK"),
         "the relayed rail did not succeed: stdout {out:?} stderr {err:?}"
+    );
+    ensure!(
+        out.iter().any(|l| l == "QUERY OK"),
+        "a relayed query with its request on stdin failed: stdout {out:?} stderr {err:?}"
     );
     ensure!(
         !out.iter().any(|l| l == "WROTE journal"),

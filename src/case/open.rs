@@ -251,7 +251,8 @@ fn declare_snapshots(
         if super::evidence::classify(scopes, &rel).is_none() {
             return Err(bad(path, "it matches no inspect scope".into()));
         }
-        let bytes = fs::read(&abs).map_err(|e| bad(path, e.to_string()))?;
+        let bytes = crate::fsio::read_regular(&abs, super::evidence::MAX_FILE_BYTES)
+            .map_err(|e| bad(path, e.to_string()))?;
         if !out.iter().any(|s: &DeclaredSnapshot| s.path == rel) {
             out.push(DeclaredSnapshot {
                 path: rel,

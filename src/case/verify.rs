@@ -152,7 +152,7 @@ pub fn drift(run: &Run) -> Result<Vec<Drift>, CaseError> {
     let mut out = Vec::new();
     for (file, expected) in [(CASE_MD, case_md), (SCHEMA_FILE, schema)] {
         let path = run.dir.join(file);
-        match std::fs::read(&path) {
+        match crate::fsio::read_regular(&path, super::store::MAX_RUN_FILE_BYTES) {
             Ok(bytes) if bytes == expected.as_bytes() => {}
             Ok(_) => out.push(Drift {
                 file,

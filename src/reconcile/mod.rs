@@ -132,8 +132,11 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
         let mut gate = Vec::new();
         let (tier, validation, eval_delta, patched) = match result.status {
             Status::ProposalGenerated => {
-                let bytes = std::fs::read(run_dir.join(PROPOSAL_JSON))
-                    .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
+                let bytes = crate::fsio::read_regular(
+                    &run_dir.join(PROPOSAL_JSON),
+                    crate::case::store::MAX_RUN_FILE_BYTES,
+                )
+                .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
                 // Binding is checked again here, independently of parse at validate.
                 let proposal = parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
                 let frozen = load_frozen(run.clone(), &lc)?;

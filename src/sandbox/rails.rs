@@ -49,6 +49,9 @@ pub struct RailRequest {
     /// The arguments after the program name, starting with `case`.
     pub args: Vec<String>,
     pub cwd: PathBuf,
+    /// The caller's standard input, relayed when an argument is `-` (read from stdin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,12 +62,31 @@ pub struct RailReply {
     pub stderr: String,
 }
 
-/// Inside the sandbox: sends one rail call to the engine and waits for its reply.
+/// Inside the sandbox: sends one rail call to the engine and waits for its reply. When an
+/// argument is `-`, the rail reads its input from stdin, so stdin goes along (bounded: the
+/// whole request must stay under the relay's limit).
 pub fn call(socket: &Path, args: &[String], cwd: &Path) -> io::Result<RailReply> {
+    let stdin = if args.iter().any(|a| a == "-") {
+        let mut buf = Vec::new();
+        io::stdin().take(MAX_REQUEST + 1).read_to_end(&mut buf)?;
+        if buf.len() as u64 > MAX_REQUEST {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("stdin is over the relay's limit of {MAX_REQUEST} bytes"),
+            ));
+        }
+        Some(
+            String::from_utf8(buf)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stdin is not UTF-8"))?,
+        )
+    } else {
+        None
+    };
     let mut stream = UnixStream::connect(socket)?;
     let request = RailRequest {
         args: args.to_vec(),
         cwd: cwd.to_path_buf(),
+        stdin,
     };
     let mut line = serde_json::to_string(&request).map_err(io::Error::other)?;
     line.push('\n');
@@ -127,10 +149,14 @@ impl RailServer {
             .args(&request.args)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
+            .stdin(if request.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        match run_with_timeout(command) {
+        match run_with_timeout(command, request.stdin.clone()) {
             Ok(reply) => reply,
             Err(e) => RailReply {
                 exit_code: crate::exit::DRIVER,
@@ -156,8 +182,14 @@ fn read_request(stream: &UnixStream) -> io::Result<RailRequest> {
     serde_json::from_str(&line).map_err(io::Error::other)
 }
 
-fn run_with_timeout(mut command: Command) -> io::Result<RailReply> {
+fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<RailReply> {
     let mut child = command.spawn()?;
+    if let (Some(input), Some(mut pipe)) = (input, child.stdin.take()) {
+        // Written from a thread so a rail that does not read cannot block the relay.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(input.as_bytes());
+        });
+    }
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut out = Vec::new();
