@@ -201,8 +201,11 @@ pub struct Bridge {
 
 impl Bridge {
     /// Creates `dir` (which must not exist) and starts serving one socket per endpoint.
+    /// The directory is the owner's alone (0700) whatever the umask: a co-tenant on the
+    /// machine cannot reach the model endpoint or the rail relay through its sockets.
     pub fn start(dir: &Path, endpoints: &[Endpoint]) -> io::Result<Bridge> {
-        std::fs::create_dir(dir)?;
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o700).create(dir)?;
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             log: Mutex::new(Vec::new()),
@@ -498,5 +501,20 @@ mod tests {
         assert_eq!(normal_target("[::1]:80").as_deref(), Some("[::1]:80"));
         assert_eq!(normal_target("api.anthropic.com"), None);
         assert_eq!(normal_target("http://evil.example/"), None);
+    }
+}
+
+#[cfg(test)]
+mod private_dir {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_bridge_directory_is_the_owners_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("bridge");
+        let bridge = super::Bridge::start(&dir, &[]).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "bridge directory mode {mode:o}");
+        drop(bridge);
     }
 }
