@@ -59,6 +59,7 @@ pub fn start(spec: &str, transcript: Option<PathBuf>) -> Result<Endpoint, String
         &ServeOptions {
             transcript,
             quiet: true,
+            latency: std::time::Duration::ZERO,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -464,10 +464,10 @@ fn record_source(r: &Resolved, cases_dir: &Path) -> Result<SourceManifest, CaseE
     } else if let Ok(abs) = std::path::absolute(cases_dir) {
         exclude.push(abs);
     }
-    let scopes = &r.scopes;
+    let scopes = super::evidence::Classifier::new(&r.scopes);
     SourceManifest::build(
         &r.repo,
-        &|rel| super::evidence::classify(scopes, rel).is_some(),
+        &|rel| scopes.classify(rel).is_some(),
         &exclude,
         super::evidence::MAX_FILE_BYTES,
     )

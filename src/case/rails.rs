@@ -136,7 +136,7 @@ pub fn add_evidence(
     key: Option<&str>,
 ) -> Result<EvidenceArtifact, CaseError> {
     let body = json!({"path": req.path, "startLine": req.start_line, "endLine": req.end_line});
-    with_rail(run_dir, "add-evidence", key, &body, |_| {
+    let saved = with_rail(run_dir, "add-evidence", key, &body, |_| {
         let (run, _) = prepare(run_dir, "add-evidence", &[State::Open])?;
         let policy = &run.doc.policy;
         let source = evidence_source(&run)?;
@@ -149,7 +149,8 @@ pub fn add_evidence(
             &now(),
         )?;
         store_artifact(run_dir, artifact)
-    })
+    })?;
+    stored_artifact(run_dir, &saved)
 }
 
 /// `add-external-evidence`: record a caller-supplied excerpt, always unverified.
@@ -161,7 +162,7 @@ pub fn add_external_evidence(
     key: Option<&str>,
 ) -> Result<EvidenceArtifact, CaseError> {
     let body = json!({"source": source, "uri": uri, "excerptHash": crate::canon::bytes_hash(excerpt.as_bytes())});
-    with_rail(run_dir, "add-external-evidence", key, &body, |_| {
+    let saved = with_rail(run_dir, "add-external-evidence", key, &body, |_| {
         let (run, _) = prepare(run_dir, "add-external-evidence", &[State::Open])?;
         let artifact = acquire_external(
             source,
@@ -171,21 +172,48 @@ pub fn add_external_evidence(
             &now(),
         )?;
         store_artifact(run_dir, artifact)
-    })
+    })?;
+    stored_artifact(run_dir, &saved)
 }
 
-fn store_artifact(
-    run_dir: &Path,
-    artifact: EvidenceArtifact,
-) -> Result<EvidenceArtifact, CaseError> {
+/// What the journal keeps of an added artifact: its id and content hash, never its
+/// excerpt. The excerpt lives in evidence.json; a replayed call reads it back from there,
+/// so neither a call nor its replay copies a large excerpt into the journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ArtifactRef {
+    pub id: String,
+    pub content_hash: String,
+}
+
+/// The artifact `saved` names, as evidence.json holds it.
+fn stored_artifact(run_dir: &Path, saved: &ArtifactRef) -> Result<EvidenceArtifact, CaseError> {
+    store::evidence(run_dir)?
+        .get(&saved.id)
+        .filter(|a| a.content_hash == saved.content_hash)
+        .cloned()
+        .ok_or_else(|| CaseError::Corrupt {
+            file: run_dir.join(EVIDENCE_JSON),
+            field: "artifacts".into(),
+            reason: format!(
+                "artifact `{}` ({}) that the journal records is not there",
+                saved.id, saved.content_hash
+            ),
+        })
+}
+
+fn store_artifact(run_dir: &Path, artifact: EvidenceArtifact) -> Result<ArtifactRef, CaseError> {
     let mut doc = store::evidence(run_dir)?;
+    let saved = ArtifactRef {
+        id: artifact.id.clone(),
+        content_hash: artifact.content_hash.clone(),
+    };
     // The same coordinate with the same bytes is the same artifact: keep the first.
-    if let Some(existing) = doc.get(&artifact.id) {
-        return Ok(existing.clone());
+    if doc.get(&artifact.id).is_none() {
+        doc.insert(artifact);
+        store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
     }
-    doc.insert(artifact.clone());
-    store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
-    Ok(artifact)
+    Ok(saved)
 }
 
 /// `add-claim` from a JSON body, parsed strictly (an `excerpt` field is refused).

@@ -48,6 +48,10 @@ pub struct ReplayArgs {
     /// Print the listening line as a JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Wait this many milliseconds before each model answer (simulated think time, for
+    /// measuring the harness against a latency-bound agent).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub latency_ms: u64,
 }
 
 pub fn run(args: ReplayArgs) -> u8 {
@@ -76,6 +80,7 @@ pub fn run(args: ReplayArgs) -> u8 {
     let options = ServeOptions {
         transcript: args.transcript.clone(),
         quiet: false,
+        latency: std::time::Duration::from_millis(args.latency_ms),
     };
     let code = runtime.block_on(async move {
         let app = match router(player.clone(), &options) {

@@ -106,6 +106,8 @@ struct Shared {
     quiet: bool,
     /// [`Limit::ReplayBodyBytes`] in force.
     body_cap: u64,
+    /// Think time before each model answer.
+    latency: std::time::Duration,
 }
 
 impl Shared {
@@ -145,6 +147,9 @@ pub struct ServeOptions {
     pub transcript: Option<std::path::PathBuf>,
     /// Log requests through `tracing` (target `anvil_bench::replay`) instead of stderr.
     pub quiet: bool,
+    /// Think time added before each model answer, to measure harness overhead against a
+    /// latency-bound agent.
+    pub latency: std::time::Duration,
 }
 
 /// The router, for tests and embedding. A request body over [`Limit::ReplayBodyBytes`] gets
@@ -163,6 +168,7 @@ pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router>
         seq: AtomicU64::new(0),
         quiet: options.quiet,
         body_cap,
+        latency: options.latency,
     });
     Ok(Router::new()
         .route("/v1/messages", post(messages))
@@ -290,6 +296,9 @@ async fn messages(
         }
     };
     let len = bytes.map_or(0, |b| b.len());
+    if !shared.latency.is_zero() {
+        tokio::time::sleep(shared.latency).await;
+    }
     let (model, n, stream) = summary(&body);
     let (reply, kind) = shared.player.reply(&body, len);
     let message = reply.message_json();

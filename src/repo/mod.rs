@@ -1,18 +1,21 @@
 //! Facts about the repository under investigation: its revision.
 //!
-//! The engine reads the revision with `git` itself (never from the agent), so a run's
-//! `sourceRevision` is what the repository really was at open.
+//! The engine reads the revision itself, in-process (never from the agent, never by
+//! spawning `git`), so a run's `sourceRevision` is what the repository really was at open.
 
 pub mod committed;
 pub mod digest;
 
 use std::path::Path;
+#[cfg(test)]
 use std::process::{Command, Stdio};
 
 /// The revision recorded when the repository is not a git work tree or has no commits.
 pub const NO_REVISION: &str = "none";
 
-/// `git rev-parse HEAD` of `repo` when `repo` is the top of a git work tree, else `none`.
+/// The commit HEAD names when `repo` is the top of a git work tree, else `none`. Read
+/// in-process (no `git` subprocess on any rail): the plain layout directly, anything else
+/// (a linked worktree, an unusual ref) through `gix`, opened isolated from global config.
 ///
 /// A directory nested inside some other repository is not that repository: its revision
 /// would say nothing about the files the case reads, so it records `none`.
@@ -20,30 +23,23 @@ pub fn revision(repo: &Path) -> String {
     if let Some(rev) = read_head(repo) {
         return rev;
     }
-    // One spawn answers both questions: the top of the work tree, then HEAD (absent, and
-    // the call failing, when there is no commit yet).
-    let Some(out) = git(
-        repo,
-        &["rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"],
-    ) else {
-        return NO_REVISION.into();
-    };
-    let mut lines = out.lines();
-    let (Some(top), Some(head)) = (lines.next(), lines.next()) else {
+    let Ok(opened) = gix::open_opts(repo, gix::open::Options::isolated()) else {
         return NO_REVISION.into();
     };
     let same = match (
-        std::fs::canonicalize(top.trim()),
+        opened.workdir().map(std::fs::canonicalize),
         std::fs::canonicalize(repo),
     ) {
-        (Ok(a), Ok(b)) => a == b,
+        (Some(Ok(a)), Ok(b)) => a == b,
         _ => false,
     };
-    let head = head.trim();
-    if !same || head.is_empty() {
+    if !same {
         return NO_REVISION.into();
     }
-    head.to_string()
+    match opened.head_id() {
+        Ok(id) => id.to_string(),
+        Err(_) => NO_REVISION.into(),
+    }
 }
 
 /// The revision read from `repo/.git` directly, for the plain layout only: a `.git`
@@ -108,6 +104,7 @@ fn is_object_id(s: &str) -> bool {
             .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
+#[cfg(test)]
 fn git(repo: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
         .arg("-C")
@@ -198,6 +195,15 @@ mod tests {
         assert_eq!(read_head(&repo), None);
         std::fs::remove_file(&head).unwrap();
         std::fs::write(&head, real).unwrap();
+        // A linked worktree (a `.git` file) is read through gix, without spawning git.
+        let linked = tmp.path().join("linked");
+        sh(
+            &repo,
+            &["worktree", "add", "-q", linked.to_str().unwrap(), "main"],
+        );
+        assert_eq!(read_head(&linked), None);
+        assert_eq!(revision(&linked), by_git(&linked));
+        assert_ne!(revision(&linked), NO_REVISION);
         // A nested directory is not the top of the work tree.
         let nested = repo.join("sub");
         std::fs::create_dir(&nested).unwrap();

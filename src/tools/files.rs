@@ -13,7 +13,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::canon::bytes_hash;
-use crate::case::evidence::{EvidenceError, classify, resolve_path};
+use crate::case::evidence::{Classifier, EvidenceError, resolve_path};
 use crate::skill::{EvidenceKind, Scope};
 
 use super::error::ToolError;
@@ -32,7 +32,7 @@ pub(crate) struct ScopedFile {
 /// The repository as the tools see it.
 pub(crate) struct Repo {
     root: PathBuf,
-    scopes: Vec<Scope>,
+    scopes: Classifier,
 }
 
 impl Repo {
@@ -40,7 +40,7 @@ impl Repo {
         let root = fs::canonicalize(root).map_err(ToolError::io("resolve the repository", root))?;
         Ok(Repo {
             root,
-            scopes: scopes.to_vec(),
+            scopes: Classifier::new(scopes),
         })
     }
 
@@ -51,7 +51,9 @@ impl Repo {
             source,
         };
         let (rel, abs) = resolve_path(&self.root, path).map_err(wrap)?;
-        let kind = classify(&self.scopes, &rel)
+        let kind = self
+            .scopes
+            .classify(&rel)
             .ok_or_else(|| wrap(EvidenceError::OutOfScope { path: rel.clone() }))?;
         let size = fs::metadata(&abs)
             .map_err(ToolError::io("inspect", &abs))?
@@ -90,7 +92,7 @@ impl Repo {
                         stack.push((entry.path(), rel));
                     }
                 } else if ty.is_file()
-                    && let Some(kind) = classify(&self.scopes, &rel)
+                    && let Some(kind) = self.scopes.classify(&rel)
                 {
                     let size = entry
                         .metadata()

@@ -384,7 +384,8 @@ fn answer(
             },
             Plan::Files(rels),
         ) => {
-            let count = |line: &str| source::text_occurrences(line, text, *case_sensitive);
+            let needle = source::TextNeedle::new(text, *case_sensitive);
+            let count = |line: &str| needle.occurrences(line);
             let (checked_files, page, matches) =
                 source::search(id, &files(rels), count, *page, limits)?;
             OperationResult::FindText(FindTextResult {

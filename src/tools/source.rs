@@ -27,12 +27,41 @@ pub(crate) fn display(line: &str, max: usize) -> (String, bool) {
     }
 }
 
-/// Non-overlapping occurrences of a literal text in a line.
-pub(crate) fn text_occurrences(line: &str, needle: &str, case_sensitive: bool) -> usize {
-    if case_sensitive {
-        line.matches(needle).count()
-    } else {
-        line.to_lowercase().matches(&needle.to_lowercase()).count()
+/// A literal text compiled once for a whole search (a SIMD substring searcher), instead
+/// of a new searcher for every line.
+pub(crate) struct TextNeedle {
+    finder: memchr::memmem::Finder<'static>,
+    case_sensitive: bool,
+    empty: bool,
+}
+
+impl TextNeedle {
+    pub(crate) fn new(needle: &str, case_sensitive: bool) -> TextNeedle {
+        let needle = if case_sensitive {
+            needle.to_string()
+        } else {
+            needle.to_lowercase()
+        };
+        TextNeedle {
+            empty: needle.is_empty(),
+            finder: memchr::memmem::Finder::new(needle.as_bytes()).into_owned(),
+            case_sensitive,
+        }
+    }
+
+    /// Non-overlapping occurrences in `line` (as `str::matches` counts them).
+    pub(crate) fn occurrences(&self, line: &str) -> usize {
+        if self.empty {
+            // `str::matches("")` matches at every char boundary.
+            return line.chars().count() + 1;
+        }
+        if self.case_sensitive {
+            self.finder.find_iter(line.as_bytes()).count()
+        } else {
+            self.finder
+                .find_iter(line.to_lowercase().as_bytes())
+                .count()
+        }
     }
 }
 
@@ -138,4 +167,23 @@ pub(crate) fn read_context(
 /// The loaded files named by `rels`, in that order.
 pub(crate) fn pick<'a>(loaded: &'a BTreeMap<String, Loaded>, rels: &[String]) -> Vec<&'a Loaded> {
     rels.iter().filter_map(|r| loaded.get(r)).collect()
+}
+
+#[cfg(test)]
+mod needle_tests {
+    use proptest::prelude::*;
+
+    use super::TextNeedle;
+
+    proptest! {
+        /// The compiled searcher counts exactly what `str::matches` counts, in both modes.
+        #[test]
+        fn counts_as_str_matches(line in "[aAbB\u{e9}\u{c9} ]{0,40}", needle in "[aAbB\u{e9}\u{c9}]{0,3}") {
+            prop_assert_eq!(TextNeedle::new(&needle, true).occurrences(&line), line.matches(needle.as_str()).count());
+            prop_assert_eq!(
+                TextNeedle::new(&needle, false).occurrences(&line),
+                line.to_lowercase().matches(needle.to_lowercase().as_str()).count()
+            );
+        }
+    }
 }

@@ -529,14 +529,41 @@ pub fn reverify(
 /// scope whose glob matches wins; `None` means inadmissible. Globs match whole paths and
 /// `*` does not cross `/` (use `**` for that). A glob that does not compile matches nothing.
 pub fn classify(scopes: &[Scope], rel_path: &str) -> Option<EvidenceKind> {
-    scopes.iter().find_map(|scope| {
-        let matcher = GlobBuilder::new(&scope.glob)
-            .literal_separator(true)
+    Classifier::new(scopes).classify(rel_path)
+}
+
+/// [`classify`] with the scopes' globs compiled once, for walks over many paths.
+pub struct Classifier {
+    set: globset::GlobSet,
+    /// The kind of each glob in `set`, by index (scopes whose glob does not compile are
+    /// left out: they match nothing).
+    kinds: Vec<EvidenceKind>,
+}
+
+impl Classifier {
+    pub fn new(scopes: &[Scope]) -> Classifier {
+        let mut builder = globset::GlobSetBuilder::new();
+        let mut kinds = Vec::new();
+        for scope in scopes {
+            if let Ok(glob) = GlobBuilder::new(&scope.glob)
+                .literal_separator(true)
+                .build()
+            {
+                builder.add(glob);
+                kinds.push(scope.kind);
+            }
+        }
+        let set = builder
             .build()
-            .ok()?
-            .compile_matcher();
-        matcher.is_match(rel_path).then_some(scope.kind)
-    })
+            .unwrap_or_else(|_| globset::GlobSet::empty());
+        Classifier { set, kinds }
+    }
+
+    /// The kind of the first scope matching `rel_path`, if any.
+    pub fn classify(&self, rel_path: &str) -> Option<EvidenceKind> {
+        let first = self.set.matches(rel_path).into_iter().min()?;
+        self.kinds.get(first).copied()
+    }
 }
 
 fn inadmissible(what: &str, kind: EvidenceKind, admissible: &[EvidenceKind]) -> EvidenceError {

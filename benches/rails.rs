@@ -1,0 +1,187 @@
+//! The engine's rails and tools at the scales issue 13 names: one whole scripted case
+//! (open → close) through the library API, durable and relaxed; add-evidence of 1 KiB,
+//! 1 MiB and 16 MiB files; `source.find_text` over 100 and 2,000 files.
+//!
+//! `cargo bench --bench rails` (add `-- --quick` for a short run). The side-by-side table
+//! against `--version`, `sha256sum` and `rg -F` is `benches/side_by_side.sh`.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use anvil_bench::case::evidence::EvidenceRequest;
+use anvil_bench::case::research::ClaimInput;
+use anvil_bench::case::{OpenMode, OpenRequest, open, rails};
+use anvil_bench::reconcile::{CloseRequest, close};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use serde_json::json;
+
+const TARGET: &str = "op.create_payment.input.body.capture_timeout";
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+/// The bundled payments example in a fresh directory.
+fn world() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments"),
+        dir.path(),
+    );
+    dir
+}
+
+fn request(root: &Path) -> OpenRequest {
+    OpenRequest {
+        air: root.join("air.json"),
+        repo: root.join("repo"),
+        skill: "annotate-unit".into(),
+        target: TARGET.into(),
+        deficiency: None,
+        cases_dir: root.join("cases"),
+        executor: "bench".into(),
+        scopes: vec![],
+        mode: OpenMode::New,
+        tool_limits: vec![],
+        snapshots: vec![],
+    }
+}
+
+fn evidence(run: &Path, path: &str, lines: Option<(u32, u32)>) -> String {
+    let req = EvidenceRequest {
+        path: path.into(),
+        start_line: lines.map(|l| l.0),
+        end_line: lines.map(|l| l.1),
+    };
+    rails::add_evidence(run, &req, None).unwrap().id
+}
+
+/// One whole case: open, two excerpts, a claim, freeze, a proposal, validate, finalize,
+/// close.
+fn whole_case(root: &Path) {
+    let run = open(&request(root)).unwrap().run_dir;
+    let a = evidence(&run, "src/payments/service.py", Some((32, 39)));
+    let b = evidence(&run, "tests/test_capture.py", Some((6, 8)));
+    let claim = rails::add_claim(
+        &run,
+        ClaimInput {
+            predicate: "field.unit".into(),
+            value: json!("s"),
+            artifact_ids: vec![a, b],
+            confidence: 0.9,
+        },
+        None,
+    )
+    .unwrap()
+    .id;
+    rails::freeze_research(&run, None).unwrap();
+    let proposal = json!({
+        "format": "anvil-proposal", "formatVersion": 1, "skill": "annotate-unit",
+        "skillVersion": 1, "deficiency": "unit_ambiguous_field", "target": TARGET,
+        "patch": {"target": TARGET, "set": {"unit": "s"}}, "grounding": {"unit": [claim]},
+        "confidence": 0.9, "rationale": "timedelta(seconds=...) converts the wire value"
+    });
+    std::fs::write(
+        run.join("output/proposal.json"),
+        serde_json::to_vec_pretty(&proposal).unwrap(),
+    )
+    .unwrap();
+    rails::validate(&run, None, false).unwrap();
+    anvil_bench::case::finalize::finalize(&run, None, None, None).unwrap();
+    black_box(close(&run, &CloseRequest::default(), None).unwrap());
+}
+
+fn bench_case(c: &mut Criterion) {
+    let mut g = c.benchmark_group("case");
+    g.sample_size(20);
+    g.bench_function("open_to_close_durable", |b| {
+        b.iter_batched(world, |w| whole_case(w.path()), BatchSize::PerIteration)
+    });
+    g.bench_function("open_to_close_relaxed", |b| {
+        b.iter_batched(
+            world,
+            |w| anvil_bench::fsio::relaxed(|| whole_case(w.path())),
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+/// A world whose repository holds `docs/big.md` of about `bytes` bytes of text.
+fn world_with_file(bytes: usize) -> (tempfile::TempDir, PathBuf) {
+    let w = world();
+    let line = "The capture window is measured in seconds of wall-clock time.\n";
+    let text = line.repeat(bytes / line.len() + 1);
+    std::fs::write(w.path().join("repo/docs/big.md"), text).unwrap();
+    let run = open(&request(w.path())).unwrap().run_dir;
+    (w, run)
+}
+
+fn bench_add_evidence(c: &mut Criterion) {
+    let mut g = c.benchmark_group("add_evidence");
+    g.sample_size(10);
+    for (name, size) in [("1KiB", 1 << 10), ("1MiB", 1 << 20), ("16MiB", 16 << 20)] {
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || world_with_file(size),
+                |(_w, run)| black_box(evidence(&run, "docs/big.md", None)),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+/// A world whose `src/` holds `files` files of about `per_file` bytes each.
+fn world_with_tree(files: usize, per_file: usize) -> (tempfile::TempDir, PathBuf) {
+    let w = world();
+    let src = w.path().join("repo/src/gen");
+    std::fs::create_dir_all(&src).unwrap();
+    let line = "def handler(request): return request.capture_timeout * 1000  # window\n";
+    let body = line.repeat(per_file / line.len() + 1);
+    for i in 0..files {
+        std::fs::write(src.join(format!("m{i:05}.py")), &body).unwrap();
+    }
+    let mut req = request(w.path());
+    req.tool_limits = vec![
+        "selectedFiles=100000".into(),
+        "selectedBytes=1000000000".into(),
+    ];
+    let run = open(&req).unwrap().run_dir;
+    (w, run)
+}
+
+fn find_text(run: &Path, files: usize) -> serde_json::Value {
+    let run_id = run.file_name().unwrap().to_string_lossy().into_owned();
+    let request = json!({"format": "anvil-investigation-request", "formatVersion": 1,
+        "runId": run_id, "requests": [{"requestId": "a", "operation": "source.find_text",
+        "arguments": {"text": "capture_timeout", "caseSensitive": true, "offset": 0,
+        "limit": 10}}]});
+    let _ = files;
+    serde_json::to_value(anvil_bench::tools::query(run, &request).unwrap()).unwrap()
+}
+
+fn bench_find_text(c: &mut Criterion) {
+    let mut g = c.benchmark_group("find_text");
+    g.sample_size(10);
+    // 2,000 files of 50 KB: the 100 MB of the issue's measurement.
+    for files in [100usize, 2000] {
+        let (_w, run) = world_with_tree(files, 50_000);
+        g.bench_function(format!("{files}_files"), |b| {
+            b.iter(|| black_box(find_text(&run, files)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_case, bench_add_evidence, bench_find_text);
+criterion_main!(benches);
