@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use super::error::CaseError;
 use super::lifecycle::{JournalHead, Lifecycle, State, now};
-use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON};
+use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR};
 use crate::canon::canonical_hash;
 
 pub const LOCK_FILE: &str = ".lock";
@@ -205,6 +205,15 @@ pub fn integrity(
     };
     let hash_of =
         |rel: &str| -> Result<Option<String>, CaseError> { super::store::file_hash(run_dir, rel) };
+    // output/ must be the run's own directory: through a link the engine would read and
+    // write somewhere else.
+    match std::fs::symlink_metadata(run_dir.join(OUTPUT_DIR)) {
+        Ok(m) if m.file_type().is_symlink() => {
+            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into())
+        }
+        Ok(m) if !m.is_dir() => broken(OUTPUT_DIR, ".", "is not a directory".into()),
+        _ => {}
+    }
     let Some(case_hash) = hash_of(CASE_JSON)? else {
         broken(CASE_JSON, ".", "missing".into());
         return Ok(out);
