@@ -6,6 +6,7 @@
 //! prints rule → trials, uncovered rules last.
 
 mod agents;
+mod attacks;
 mod battery;
 mod binding;
 mod catalogue;
@@ -62,6 +63,7 @@ fn discover() -> Vec<Check> {
     all.extend(corpus::checks());
     all.extend(tools::checks());
     all.extend(hostile::checks());
+    all.extend(attacks::checks());
     all.extend(battery::checks());
     all.sort_by_key(|c| c.name);
     // A typo in discovery must never turn the suite green.
