@@ -620,4 +620,82 @@ pub const RULES: &[(&str, &str)] = &[
         "X-SEAL-1",
         "the labels seal is sha256 over the canonical label set: independent of key order, changed by any label change, refused for an unreadable label",
     ),
+    // The adversarial corpus (conformance/attacks): each attack is refused by name or
+    // survived, nothing outside the run changes, and the run verifies or is reported broken.
+    (
+        "X-TAMP-1",
+        "an edit of case.json after open (a re-keyed target, a widened repository) is refused as tampering by the next rail, named by `case verify`, and makes `case show` exit 1",
+    ),
+    (
+        "X-TAMP-2",
+        "an edit or deletion of lifecycle.json (a verdict, the state, a frozen hash, a stage record) is refused as tampering by the next rail and named by `case verify`",
+    ),
+    (
+        "X-TAMP-3",
+        "a journal wiped, deleted, cut short, or with a line edited, inserted or moved is refused as tampering by the next rail, naming journal.jsonl and the broken link",
+    ),
+    (
+        "X-TAMP-4",
+        "the lock's anchor of the journal, deleted or edited, is refused as tampering; a lost anchor is never silently rebuilt",
+    ),
+    (
+        "X-TAMP-5",
+        "an output frozen by an earlier stage (evidence, claims, proposal, result), edited or swapped for a link, is refused as tampering by the next rail and named by `case verify`",
+    ),
+    (
+        "X-TAMP-6",
+        "a forged record resealed into a consistent journal is still refused: verdicts are re-derived from the frozen inputs by the rails and by `case verify`",
+    ),
+    (
+        "X-TAMP-7",
+        "after the journal is wiped, a reused idempotency key never executes a new body",
+    ),
+    (
+        "X-CRASH-1",
+        "a rail killed at any commit point (half a staged file, staged, journaled, partly renamed) leaves its effect wholly present iff its journal line committed, no leftovers after the next rail or verify, a run that verifies, and a rerun that succeeds",
+    ),
+    (
+        "X-LINK-1",
+        "an agent-writable document planted as a symlink to a file outside the run is refused, never followed, and nothing of its target reaches the run's records",
+    ),
+    (
+        "X-LINK-2",
+        "a FIFO planted where the engine reads (an output document, the journal, the lock) is refused without hanging",
+    ),
+    (
+        "X-LINK-3",
+        "an engine-owned file (case.json, lifecycle.json, journal.jsonl) swapped for a symlink is refused and nothing is written through it",
+    ),
+    (
+        "X-LINK-4",
+        "output/ swapped for a symlink to a directory outside the run is refused by name; nothing is read, written or deleted through it",
+    ),
+    (
+        "X-CONC-1",
+        "64 concurrent opens of one case all give distinct, complete runs that verify",
+    ),
+    (
+        "X-CONC-2",
+        "64 concurrent rails on one run all land: every artifact present, one journal line each, the chain intact, and a verifier racing them never sees a broken seal",
+    ),
+    (
+        "X-CONC-3",
+        "64 concurrent calls with one idempotency key execute exactly once: the rest replay (same body) or are conflicts (other bodies)",
+    ),
+    (
+        "X-TRAV-1",
+        "add-evidence through the CLI with `..`, an absolute path, a symlink leaving the repository or an out-of-scope file is refused with its kind and writes nothing but the journaled refusal",
+    ),
+    (
+        "X-TRAV-2",
+        "a file inside a run directory (the agent's own workspace or output, when the cases dir lies in the repository) is never evidence, through the rail or a hand-written evidence.json",
+    ),
+    (
+        "X-FLOOD-1",
+        "a document or claim value nested 10,000 deep is refused by name, without a panic or a stack overflow, and never makes the run unreadable",
+    ),
+    (
+        "X-FLOOD-2",
+        "a huge claim value or an oversized run document is refused by name and never copied into the lifecycle or the journal",
+    ),
 ];

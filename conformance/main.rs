@@ -6,6 +6,7 @@
 //! prints rule → trials, uncovered rules last.
 
 mod agents;
+mod attacks;
 mod battery;
 mod binding;
 mod catalogue;
@@ -64,6 +65,7 @@ fn discover() -> Vec<Check> {
     all.extend(tools::checks());
     all.extend(hostile::checks());
     all.extend(provenance::checks());
+    all.extend(attacks::checks());
     all.extend(battery::checks());
     all.sort_by_key(|c| c.name);
     // A typo in discovery must never turn the suite green.

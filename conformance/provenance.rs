@@ -67,8 +67,19 @@ fn cases_dir_inside() -> Result<(), Failed> {
         .into_owned();
     let kind = kind_of(add_ev(&opened.run_dir, &rel, None))?;
     ensure!(
-        kind == "inside_cases_dir",
+        kind == "inside_a_run" || kind == "inside_cases_dir",
         "a workspace note was refused as {kind}"
+    );
+    // Outside every run but inside the cases dir: the exclusion itself refuses it.
+    std::fs::write(
+        req.cases_dir.join("planted.md"),
+        "The amount is in cents.\n",
+    )
+    .unwrap();
+    let kind = kind_of(add_ev(&opened.run_dir, "docs/.cases/planted.md", None))?;
+    ensure!(
+        kind == "inside_cases_dir",
+        "a file in the cases dir was refused as {kind}"
     );
     ensure!(
         !out(&opened.run_dir, "evidence.json").exists(),

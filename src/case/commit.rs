@@ -40,6 +40,24 @@ fn pending_path(run_dir: &Path, rel: &str, fence: u64) -> PathBuf {
     target.with_file_name(format!(".{name}.pending-{fence}"))
 }
 
+/// Refuses `rel` when its directory in the run (output/) has been swapped for a symlink:
+/// nothing is read, written or completed through it.
+fn not_through_link(run_dir: &Path, rel: &str) -> io::Result<()> {
+    let Some(parent) = Path::new(rel)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    else {
+        return Ok(());
+    };
+    match std::fs::symlink_metadata(run_dir.join(parent)) {
+        Ok(m) if m.file_type().is_symlink() => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` is a symlink (not followed)", parent.display()),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn staging_for(run_dir: &Path) -> bool {
     STAGE.with(|s| s.borrow().as_ref().is_some_and(|st| st.run_dir == run_dir))
 }
@@ -47,6 +65,7 @@ fn staging_for(run_dir: &Path) -> bool {
 /// Writes `bytes` as the new content of `rel` in the run at `run_dir`: staged when a rail
 /// of that run executes on this thread, else written atomically at once (open, tools).
 pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
+    not_through_link(run_dir, rel)?;
     if !staging_for(run_dir) {
         return crate::fsio::write_atomic(&run_dir.join(rel), bytes);
     }
@@ -66,6 +85,7 @@ pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
 /// The bytes of `rel` as the executing rail sees them: staged if it wrote them, else on
 /// disk (a symlink or special file is refused). `None` when absent.
 pub fn read(run_dir: &Path, rel: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    not_through_link(run_dir, rel)?;
     let staged = STAGE.with(|s| {
         s.borrow()
             .as_ref()
@@ -131,6 +151,9 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
     let mut completed = Vec::new();
     if let Some(last) = journal.entries.last() {
         for (rel, hash) in &last.writes {
+            if not_through_link(run_dir, rel).is_err() {
+                continue;
+            }
             let target = run_dir.join(rel);
             let now = crate::fsio::read_regular(&target, super::store::MAX_RUN_FILE_BYTES)
                 .ok()
@@ -156,6 +179,12 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
 /// The agent's workspace is not the engine's to clean.
 fn sweep(run_dir: &Path) -> Result<(), CaseError> {
     for dir in [run_dir.to_path_buf(), run_dir.join(OUTPUT_DIR)] {
+        // Nothing is deleted through an output/ swapped for a link (`integrity` names it).
+        if dir != run_dir
+            && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            continue;
+        }
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,

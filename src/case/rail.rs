@@ -9,10 +9,14 @@
 //! idempotency key replays the saved outcome (same body) or is refused (different body).
 //!
 //! The chain: line 1's `prev` is case.json's hash, line n's is line n-1's hash. Every line
-//! rewrites lifecycle.json, which records the chain head the line was written after, and
-//! names in `writes` the hash of every file it wrote, lifecycle.json included. So case.json,
-//! the lifecycle, the journal and every file the engine wrote are bound together: editing,
-//! truncating or wiping any of them is reported by name.
+//! names in `writes` the hash of every file it wrote; a line that moves the lifecycle
+//! (a freeze, validate, finalize, close) rewrites lifecycle.json, which records the chain
+//! head the line was written after, and every line moves the lock's anchor to the new
+//! head. So case.json, the lifecycle, the journal and every file the engine wrote are
+//! bound together: editing, truncating or wiping any of them is reported by name.
+//! The seal makes edits evident; it does not stop a forger who recomputes every hash
+//! (or rolls the run back to an earlier consistent state): verdicts are re-derived from
+//! the frozen inputs for that, and a read-only run root is the barrier to rollback.
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
@@ -25,7 +29,7 @@ use serde_json::Value;
 
 use super::error::CaseError;
 use super::lifecycle::{JournalHead, Lifecycle, State, now};
-use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON};
+use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR};
 use crate::canon::canonical_hash;
 
 pub const LOCK_FILE: &str = ".lock";
@@ -201,6 +205,15 @@ pub fn integrity(
     };
     let hash_of =
         |rel: &str| -> Result<Option<String>, CaseError> { super::store::file_hash(run_dir, rel) };
+    // output/ must be the run's own directory: through a link the engine would read and
+    // write somewhere else.
+    match std::fs::symlink_metadata(run_dir.join(OUTPUT_DIR)) {
+        Ok(m) if m.file_type().is_symlink() => {
+            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into())
+        }
+        Ok(m) if !m.is_dir() => broken(OUTPUT_DIR, ".", "is not a directory".into()),
+        _ => {}
+    }
     let Some(case_hash) = hash_of(CASE_JSON)? else {
         broken(CASE_JSON, ".", "missing".into());
         return Ok(out);
@@ -609,6 +622,17 @@ fn lock_run(run_dir: &Path) -> Result<std::fs::File, CaseError> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(&lock_path)
         .map_err(CaseError::io("open", &lock_path))?;
+    // A FIFO or device planted here would hang or mislead every rail.
+    let regular = lock
+        .metadata()
+        .map_err(CaseError::io("inspect", &lock_path))?
+        .is_file();
+    if !regular {
+        return Err(CaseError::io("lock", &lock_path)(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "is not a regular file",
+        )));
+    }
     lock.lock().map_err(CaseError::io("lock", &lock_path))?;
     Ok(lock)
 }
@@ -622,12 +646,17 @@ fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockStat
     let journal = Journal::read(run_dir)?;
     let mut state = read_lock(lock).map_err(CaseError::io("read", &lock_path))?;
     let n = journal.entries.len() as u64;
-    let behind_by_one = match &state.anchor {
-        Some(a) => a.entries + 1 == n,
-        None => n == 1,
-    };
+    // The last line committed, then the process died before the anchor moved: the lock
+    // then holds that line's fence and still anchors exactly the line before it. A lock
+    // deleted or rewritten matches neither and is left for `integrity` to report.
+    let behind_by_one = journal.entries.last().is_some_and(|last| {
+        last.fence == state.fence
+            && match &state.anchor {
+                Some(a) => a.entries + 1 == n && a.head == last.prev,
+                None => n == 1,
+            }
+    });
     if behind_by_one {
-        // The last line committed, then the process died before the anchor moved.
         state.anchor = journal.hashes.last().map(|h| JournalHead {
             entries: n,
             head: h.clone(),

@@ -138,6 +138,7 @@ pub fn add_evidence(
     let body = json!({"path": req.path, "startLine": req.start_line, "endLine": req.end_line});
     let saved = with_rail(run_dir, "add-evidence", key, &body, |_| {
         let (run, _) = prepare(run_dir, "add-evidence", &[State::Open])?;
+        outside_every_run(&run, "add-evidence", &req.path)?;
         let policy = &run.doc.policy;
         let source = evidence_source(&run)?;
         let artifact = acquire(
@@ -200,6 +201,42 @@ fn stored_artifact(run_dir: &Path, saved: &ArtifactRef) -> Result<EvidenceArtifa
                 saved.id, saved.content_hash
             ),
         })
+}
+
+/// Refuses a repository path that lies inside a run directory — this run's workspace or
+/// output, or any run of a cases dir kept inside the repository (the default
+/// `.refinement/cases` is): what a run holds was written by an agent or by the engine and
+/// is never a source. A path that does not resolve is left to `acquire` to name.
+fn outside_every_run(run: &Run, rail: &'static str, path: &str) -> Result<(), CaseError> {
+    let repo = Path::new(&run.doc.inputs.repository);
+    let (Ok((_, abs)), Ok(root)) = (
+        super::evidence::resolve_path(repo, path),
+        std::fs::canonicalize(repo),
+    ) else {
+        return Ok(());
+    };
+    let own = std::fs::canonicalize(&run.dir).ok();
+    let is_run = |d: &Path| {
+        own.as_deref() == Some(d)
+            || (d.join(super::run::CASE_JSON).is_file()
+                && d.join(super::run::LIFECYCLE_JSON).is_file())
+    };
+    let inside = abs
+        .ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(&root))
+        .find(|d| is_run(d));
+    match inside {
+        None => Ok(()),
+        Some(dir) => Err(CaseError::Rail {
+            rail,
+            kind: "inside_a_run",
+            reason: format!(
+                "`{path}` lies inside the run directory `{}`: what a run holds is written by an agent or the engine, never read as evidence",
+                dir.display()
+            ),
+        }),
+    }
 }
 
 fn store_artifact(run_dir: &Path, artifact: EvidenceArtifact) -> Result<ArtifactRef, CaseError> {
@@ -305,6 +342,11 @@ pub fn verify_artifacts(
             return Err(forged(&a.id, "does not derive from its coordinate".into()));
         }
         if a.is_local() {
+            outside_every_run(
+                run,
+                "freeze-research",
+                a.path.as_deref().unwrap_or_default(),
+            )?;
             // A changed source is reported as such before anything else.
             super::evidence::reverify(repo, &source, a)?;
             let req = EvidenceRequest {

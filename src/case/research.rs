@@ -64,10 +64,51 @@ pub fn claim_id(predicate: &str, value: &Value, artifact_ids: &[String]) -> Stri
     format!("cl-{}", &hash["sha256:".len().."sha256:".len() + 24])
 }
 
+/// The deepest a claim value may nest. The documents that carry it (claims.json, the
+/// journal) nest it a few levels further, and the JSON parser stops at 128: a deeper value
+/// would be stored where the engine could never read it back.
+pub const MAX_CLAIM_VALUE_DEPTH: usize = 32;
+
+/// The largest claim value, serialised. A value is a unit, a description, a vocabulary
+/// term — not a document; a huge one would be copied into every record that cites it.
+pub const MAX_CLAIM_VALUE_BYTES: usize = 64 << 10;
+
+/// How many arrays and objects deep `value` nests (a scalar is 0), without recursion.
+fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth);
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    deepest
+}
+
+/// Why `value` is too large to be a claim's value, if it is.
+fn oversized(value: &Value) -> Option<String> {
+    let depth = nesting(value);
+    if depth > MAX_CLAIM_VALUE_DEPTH {
+        return Some(format!(
+            "value is nested {depth} deep, over the limit of {MAX_CLAIM_VALUE_DEPTH}"
+        ));
+    }
+    let bytes = serde_json::to_string(value).map_or(usize::MAX, |t| t.len());
+    (bytes > MAX_CLAIM_VALUE_BYTES)
+        .then(|| format!("value is {bytes} bytes, over the limit of {MAX_CLAIM_VALUE_BYTES}"))
+}
+
 /// Checks one claim against the case and the evidence. Returns every reason it fails.
 pub fn claim_problems(claim: &RawClaim, case: &CaseDoc, evidence: &EvidenceDoc) -> Vec<String> {
     let contract = &case.policy.contract;
     let mut problems = Vec::new();
+    // Named first, and never echoed: a flood is refused by its size, not copied.
+    let too_big = oversized(&claim.value);
+    problems.extend(too_big.clone());
     if !contract
         .all_predicates()
         .contains(&claim.predicate.as_str())
@@ -94,7 +135,8 @@ pub fn claim_problems(claim: &RawClaim, case: &CaseDoc, evidence: &EvidenceDoc) 
             Some(_) => {}
         }
     }
-    if let Some(field) = contract.field_for_predicate(&claim.predicate)
+    if too_big.is_none()
+        && let Some(field) = contract.field_for_predicate(&claim.predicate)
         && let Some(constraint) = contract.value_constraints.get(field)
         && !constraint.admits(&claim.value)
     {

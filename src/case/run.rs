@@ -33,6 +33,7 @@ impl Run {
             return Err(not_run("no such directory"));
         }
         let case_path = dir.join(CASE_JSON);
+        // Never through a symlink: a parse error could quote the target back.
         let bytes = match crate::fsio::read_regular(&case_path, super::store::MAX_RUN_FILE_BYTES) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -117,7 +117,13 @@ pub fn freeze(run_dir: &Path, lifecycle: &mut Lifecycle, rel: &str) -> Result<()
 /// Refuses when any frozen file changed or disappeared.
 pub fn check_frozen(run_dir: &Path, lifecycle: &Lifecycle) -> Result<(), CaseError> {
     for (rel, frozen) in &lifecycle.frozen {
-        let now = file_hash(run_dir, rel)?.unwrap_or_else(|| "(deleted)".into());
+        let now = match file_hash(run_dir, rel) {
+            Ok(Some(hash)) => hash,
+            Ok(None) => "(deleted)".into(),
+            // Swapped for a symlink or a special file: tampering as much as an edit.
+            Err(CaseError::Io { source, .. }) => format!("(unreadable: {source})"),
+            Err(e) => return Err(e),
+        };
         if &now != frozen {
             return Err(CaseError::Tamper {
                 file: rel.clone(),

@@ -126,7 +126,9 @@ impl VerifyReport {
 }
 
 /// Every sign of tampering in the run: the seal ([`super::rail::check`], which first
-/// completes an interrupted rail) and each frozen file against its recorded hash.
+/// completes an interrupted rail), each frozen file against its recorded hash, and — when
+/// both hold — each recorded verdict against its re-derivation from the frozen inputs, so
+/// a forger who reseals the journal around an edited record is still named.
 pub fn tamper(run_dir: &Path) -> Result<Vec<super::rail::Broken>, CaseError> {
     let mut out = super::rail::check(run_dir)?;
     if let Ok(lc) = super::lifecycle::Lifecycle::load(run_dir) {
@@ -142,8 +144,42 @@ pub fn tamper(run_dir: &Path) -> Result<Vec<super::rail::Broken>, CaseError> {
                 });
             }
         }
+        if out.is_empty() {
+            out.extend(rederived(run_dir, &lc).err());
+        }
     }
     Ok(out)
+}
+
+/// Re-derives stage 1 and the validation record from the frozen inputs, as finalize and
+/// close do; a recorded verdict that differs, or cannot be re-derived, is broken.
+fn rederived(run_dir: &Path, lc: &super::lifecycle::Lifecycle) -> Result<(), super::rail::Broken> {
+    use super::rails::{RESEARCH_RECORD, rederive_research, rederive_validation};
+    let again = || -> Result<(), CaseError> {
+        let run = Run::load(run_dir)?;
+        if lc.records.contains_key(RESEARCH_RECORD) {
+            let evidence = super::store::evidence(run_dir)?;
+            let claims = super::store::claims(run_dir)?;
+            rederive_research(&run, lc, &evidence, &claims)?;
+        }
+        rederive_validation(&run, lc).map(drop)
+    };
+    again().map_err(|e| match e {
+        CaseError::Tampered {
+            file,
+            field,
+            reason,
+        } => super::rail::Broken {
+            file,
+            field,
+            reason,
+        },
+        other => super::rail::Broken {
+            file: super::run::LIFECYCLE_JSON.into(),
+            field: "records".into(),
+            reason: format!("cannot be re-derived from the frozen inputs: {other}"),
+        },
+    })
 }
 
 /// Regenerates the views of `run` and compares them with the files on disk.

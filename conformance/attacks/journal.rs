@@ -1,0 +1,291 @@
+//! X-TAMP on the chain itself: the journal wiped, deleted, cut short, with a line edited,
+//! inserted or moved; the lock's anchor deleted or edited; and an idempotency key reused
+//! after a wipe. The shape of each trial is [`super::seal`]'s.
+
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::Failed;
+use serde_json::{Value, json};
+
+use super::seal::{ADD, Attack, attempt, frozen, research};
+use super::{outside, rail, refused, reported, run_files, verify};
+use crate::support::{World, add_ev, failed, unit_proposal, write_proposal};
+use crate::{Check, ensure};
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        Check {
+            name: "attacks::a_wiped_journal_is_refused",
+            rules: &["X-TAMP-3"],
+            run: || attempt(&JOURNAL_WIPED),
+        },
+        Check {
+            name: "attacks::a_deleted_journal_is_refused",
+            rules: &["X-TAMP-3"],
+            run: || attempt(&JOURNAL_DELETED),
+        },
+        Check {
+            name: "attacks::a_journal_cut_short_by_one_line_is_refused",
+            rules: &["X-TAMP-3"],
+            run: || attempt(&JOURNAL_TRUNCATED),
+        },
+        Check {
+            name: "attacks::a_journal_line_edited_in_the_middle_is_refused_naming_the_next_link",
+            rules: &["X-TAMP-3"],
+            run: || attempt(&JOURNAL_LINE_EDITED),
+        },
+        Check {
+            name: "attacks::the_last_journal_line_edited_is_refused_against_the_lock_anchor",
+            rules: &["X-TAMP-3", "X-TAMP-4"],
+            run: || attempt(&JOURNAL_LAST_EDITED),
+        },
+        Check {
+            name: "attacks::a_journal_line_inserted_is_refused",
+            rules: &["X-TAMP-3"],
+            run: || attempt(&JOURNAL_LINE_INSERTED),
+        },
+        Check {
+            name: "attacks::journal_lines_reordered_are_refused",
+            rules: &["X-TAMP-3"],
+            run: || attempt(&JOURNAL_REORDERED),
+        },
+        Check {
+            name: "attacks::a_wiped_journal_never_lets_a_reused_idempotency_key_run_a_new_body",
+            rules: &["X-TAMP-7", "X-TAMP-3", "R-RAIL-2"],
+            run: key_after_wipe,
+        },
+        Check {
+            name: "attacks::a_wiped_journal_and_lock_after_a_freeze_are_refused_naming_lifecycle",
+            rules: &["X-TAMP-7", "X-TAMP-2"],
+            run: key_after_full_wipe,
+        },
+        Check {
+            name: "attacks::a_deleted_lock_is_refused_naming_it",
+            rules: &["X-TAMP-4"],
+            run: || attempt(&LOCK_DELETED),
+        },
+        Check {
+            name: "attacks::a_deleted_lock_after_a_single_rail_is_not_silently_rebuilt",
+            rules: &["X-TAMP-4"],
+            run: || attempt(&LOCK_DELETED_AFTER_ONE),
+        },
+        Check {
+            name: "attacks::a_lock_anchor_edited_is_refused",
+            rules: &["X-TAMP-4"],
+            run: || attempt(&LOCK_ANCHOR_EDITED),
+        },
+    ]
+}
+
+fn one_rail(w: &World) -> Result<PathBuf, Failed> {
+    let run = w.open_unit()?.run_dir;
+    add_ev(&run, "src/payments/service.py", Some((32, 39))).map_err(failed)?;
+    Ok(run)
+}
+
+/// Line `i` (0-based) with its `at` moved by a year: still a well-formed entry.
+fn edit_line(run: &Path, i: usize) {
+    let mut all = lines(run);
+    let mut v: Value = serde_json::from_str(&all[i]).unwrap();
+    let at = v["at"].as_str().unwrap().replacen("20", "19", 1);
+    v["at"] = json!(at);
+    all[i] = serde_json::to_string(&v).unwrap();
+    write_lines(run, &all);
+}
+
+fn write_lines(run: &Path, lines: &[String]) {
+    let mut text = lines.join("\n");
+    if !lines.is_empty() {
+        text.push('\n');
+    }
+    std::fs::write(run.join("journal.jsonl"), text).unwrap();
+}
+
+fn lines(run: &Path) -> Vec<String> {
+    std::fs::read_to_string(run.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+const JOURNAL_WIPED: Attack = Attack {
+    setup: research,
+    tamper: |run| std::fs::write(run.join("journal.jsonl"), "").unwrap(),
+    rail: ADD,
+    file: "journal.jsonl",
+    field: None,
+    mentions: &["lock"],
+};
+
+const JOURNAL_DELETED: Attack = Attack {
+    setup: research,
+    tamper: |run| std::fs::remove_file(run.join("journal.jsonl")).unwrap(),
+    rail: ADD,
+    file: "journal.jsonl",
+    field: None,
+    mentions: &[],
+};
+
+const JOURNAL_TRUNCATED: Attack = Attack {
+    setup: research,
+    tamper: |run| {
+        let mut all = lines(run);
+        all.pop();
+        write_lines(run, &all);
+    },
+    rail: ADD,
+    file: "journal.jsonl",
+    field: None,
+    mentions: &[],
+};
+
+const JOURNAL_LINE_EDITED: Attack = Attack {
+    setup: research,
+    tamper: |run| edit_line(run, 0),
+    rail: ADD,
+    file: "journal.jsonl",
+    field: Some("line 2.prev"),
+    mentions: &[],
+};
+
+const JOURNAL_LAST_EDITED: Attack = Attack {
+    setup: research,
+    tamper: |run| {
+        let n = lines(run).len();
+        edit_line(run, n - 1);
+    },
+    rail: ADD,
+    file: "journal.jsonl",
+    field: Some("."),
+    mentions: &["lock"],
+};
+
+const JOURNAL_LINE_INSERTED: Attack = Attack {
+    setup: research,
+    tamper: |run| {
+        let mut all = lines(run);
+        all.insert(1, all[0].clone());
+        write_lines(run, &all);
+    },
+    rail: ADD,
+    file: "journal.jsonl",
+    field: Some("line 2.prev"),
+    mentions: &[],
+};
+
+const JOURNAL_REORDERED: Attack = Attack {
+    setup: research,
+    tamper: |run| {
+        let mut all = lines(run);
+        all.swap(1, 2);
+        write_lines(run, &all);
+    },
+    rail: ADD,
+    file: "journal.jsonl",
+    field: Some("line 2.prev"),
+    mentions: &[],
+};
+
+const LOCK_DELETED: Attack = Attack {
+    setup: research,
+    tamper: |run| std::fs::remove_file(run.join(".lock")).unwrap(),
+    rail: ADD,
+    file: ".lock",
+    field: None,
+    mentions: &[],
+};
+
+const LOCK_DELETED_AFTER_ONE: Attack = Attack {
+    setup: one_rail,
+    tamper: |run| std::fs::remove_file(run.join(".lock")).unwrap(),
+    rail: ADD,
+    file: ".lock",
+    field: None,
+    mentions: &[],
+};
+
+const LOCK_ANCHOR_EDITED: Attack = Attack {
+    setup: research,
+    tamper: |run| {
+        let lock = std::fs::read_to_string(run.join(".lock")).unwrap();
+        let mut parts: Vec<&str> = lock.lines().collect();
+        let forged = format!("sha256:{}", "0".repeat(64));
+        parts[2] = &forged;
+        std::fs::write(run.join(".lock"), format!("{}\n", parts.join("\n"))).unwrap();
+    },
+    rail: ADD,
+    file: "journal.jsonl",
+    field: None,
+    mentions: &["lock"],
+};
+
+/// The agent used key `k1` for one body; the journal is wiped; the same key with another
+/// body (and with the same body) must not run.
+fn key_after_wipe() -> Result<(), Failed> {
+    let w = World::new();
+    let run = super::quick(|| w.open_unit())?.run_dir;
+    let req = |path: &str| anvil_bench::case::evidence::EvidenceRequest {
+        path: path.into(),
+        start_line: Some(32),
+        end_line: Some(39),
+    };
+    super::quick(|| {
+        anvil_bench::case::rails::add_evidence(&run, &req("src/payments/service.py"), Some("k1"))?;
+        add_ev(&run, "tests/test_capture.py", Some((6, 8)))
+    })
+    .map_err(failed)?;
+    let world = outside(&w, &run);
+    std::fs::write(run.join("journal.jsonl"), "").unwrap();
+    let left = run_files(&run);
+    for path in ["docs/payments.md", "src/payments/service.py"] {
+        let out = rail(
+            &w,
+            "add-evidence",
+            &run,
+            &[
+                "--path",
+                path,
+                "--start-line",
+                "1",
+                "--end-line",
+                "3",
+                "--idempotency-key",
+                "k1",
+            ],
+        );
+        refused(&out, "tamper", &["journal.jsonl"]).map_err(|e| {
+            failed(format!(
+                "key k1 reused for {path}: {}",
+                crate::support::msg(&e)
+            ))
+        })?;
+        ensure!(
+            run_files(&run) == left,
+            "a refused reuse of k1 changed the run"
+        );
+    }
+    reported(&w, &run, "journal.jsonl", None)?;
+    ensure!(outside(&w, &run) == world, "the attack changed the world");
+    Ok(())
+}
+
+/// Journal and lock both gone after freeze-research: lifecycle.json still records the
+/// journal it was written after, so the run is refused naming it.
+fn key_after_full_wipe() -> Result<(), Failed> {
+    let w = World::new();
+    let run = super::quick(|| frozen(&w))?;
+    let world = outside(&w, &run);
+    std::fs::write(run.join("journal.jsonl"), "").unwrap();
+    std::fs::remove_file(run.join(".lock")).unwrap();
+    write_proposal(&run, &unit_proposal("s", &["cl-0"]));
+    let left = run_files(&run);
+    let out = rail(&w, "validate", &run, &["--idempotency-key", "k1"]);
+    refused(&out, "tamper", &["lifecycle.json"])?;
+    ensure!(run_files(&run) == left, "the refused rail changed the run");
+    let (code, doc) = verify(&w, &run);
+    ensure!(code == Some(1), "verify passed a wiped run: {doc}");
+    reported(&w, &run, "lifecycle.json", None)?;
+    ensure!(outside(&w, &run) == world, "the attack changed the world");
+    Ok(())
+}
