@@ -112,9 +112,27 @@ pub struct Attester {
 }
 
 fn compile(src: &Option<String>) -> Option<Regex> {
-    // The registry checks every pattern compiles; one that does not here matches nothing.
-    src.as_deref()
-        .map(|s| Regex::new(s).unwrap_or_else(|_| Regex::new("$^").expect("empty regex")))
+    src.as_deref().map(compiled)
+}
+
+/// `src` compiled once per process: re-derivation builds an attester several times per
+/// rail, and a battery builds one per trial. The registry checks every pattern parses;
+/// one that does not compile here matches nothing.
+fn compiled(src: &str) -> Regex {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(src).cloned()) {
+        return re;
+    }
+    let re = Regex::new(src).unwrap_or_else(|_| Regex::new("$^").expect("empty regex"));
+    if let Ok(mut c) = cache.lock()
+        && c.len() < 100_000
+    {
+        c.insert(src.to_string(), re.clone());
+    }
+    re
 }
 
 impl Attester {
