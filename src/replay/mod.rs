@@ -366,6 +366,35 @@ mod tests {
     use super::*;
     use api::Block;
 
+    /// `--latency-ms`: an answer comes no sooner than the think time (a lower bound only,
+    /// so a loaded machine cannot make it flaky).
+    #[tokio::test]
+    async fn latency_delays_each_model_answer() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let options = ServeOptions {
+            latency: std::time::Duration::from_millis(150),
+            quiet: true,
+            ..ServeOptions::default()
+        };
+        let app = router(Player::Heuristic, &options).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve(listener, app, std::future::pending()));
+        let body =
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).to_string();
+        let request = format!(
+            "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let started = std::time::Instant::now();
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).await.unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(150));
+    }
+
     #[tokio::test]
     async fn sse_framing_is_event_then_data_then_a_blank_line() {
         let turn = Turn {
