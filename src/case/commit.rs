@@ -123,7 +123,25 @@ pub(super) fn discard(files: &BTreeMap<String, (PathBuf, String)>) {
     }
 }
 
-/// Moves committed pending files over their targets and makes the renames durable.
+/// Makes the staged files' directory entries durable (their bytes were fsynced as they
+/// were written): after this, the journal line that commits them is the only write left
+/// that decides the rail.
+pub(super) fn sync_staged(files: &BTreeMap<String, (PathBuf, String)>) -> Result<(), CaseError> {
+    if !crate::fsio::durable() || files.is_empty() {
+        return Ok(());
+    }
+    let dirs: std::collections::BTreeSet<PathBuf> = files
+        .values()
+        .filter_map(|(pending, _)| pending.parent().map(Path::to_path_buf))
+        .collect();
+    for dir in dirs {
+        crate::fsio::sync_dir(&dir).map_err(CaseError::io("sync", &dir))?;
+    }
+    Ok(())
+}
+
+/// Moves committed pending files over their targets. The renames are not fsynced: one lost
+/// to a power failure leaves its durable pending file, and [`recover`] completes it.
 pub(super) fn apply(
     run_dir: &Path,
     files: &BTreeMap<String, (PathBuf, String)>,
@@ -132,11 +150,6 @@ pub(super) fn apply(
         let target = run_dir.join(rel);
         std::fs::rename(pending, &target).map_err(CaseError::io("rename", &target))?;
         crate::fsio::crash_point("renamed-one");
-    }
-    if crate::fsio::durable() && !files.is_empty() {
-        for dir in [run_dir.to_path_buf(), run_dir.join(OUTPUT_DIR)] {
-            crate::fsio::sync_dir(&dir).map_err(CaseError::io("sync", &dir))?;
-        }
     }
     Ok(())
 }

@@ -375,7 +375,7 @@ where
     let (journal, mut state) = settle(run_dir, &mut lock)?;
     ensure_intact(run_dir, &journal, state.anchor.as_ref())?;
     state.fence += 1;
-    write_lock(&mut lock, &state).map_err(CaseError::io("write", &lock_path))?;
+    write_lock(&mut lock, &state, true).map_err(CaseError::io("write", &lock_path))?;
     let fence = Fence {
         number: state.fence,
     };
@@ -530,6 +530,8 @@ fn commit(
         staged.extend(super::commit::end());
         saved.map_err(|e| discard_on_err(&staged, e))?;
     }
+    // The staged files' names must be durable before the line that commits them.
+    super::commit::sync_staged(&staged).map_err(|e| discard_on_err(&staged, e))?;
     crate::fsio::crash_point("staged");
 
     entry.prev = head;
@@ -545,7 +547,7 @@ fn commit(
         head: crate::canon::bytes_hash(line.as_bytes()),
     });
     let lock_path = run_dir.join(LOCK_FILE);
-    write_lock(lock, state).map_err(CaseError::io("write", lock_path))
+    write_lock(lock, state, false).map_err(CaseError::io("write", lock_path))
 }
 
 /// Appends `entry` as one line and returns the line (without its newline).
@@ -601,11 +603,14 @@ fn read_lock(lock: &mut std::fs::File) -> std::io::Result<LockState> {
     Ok(LockState::parse(&text))
 }
 
-fn write_lock(lock: &mut std::fs::File, state: &LockState) -> std::io::Result<()> {
+/// Rewrites the lock file. `durable` fsyncs it: the fence must survive a power failure
+/// (recovery recognises a crash by it); the anchor need not, since recovery rolls a lost
+/// anchor forward over the committed line that carries the fence.
+fn write_lock(lock: &mut std::fs::File, state: &LockState, durable: bool) -> std::io::Result<()> {
     lock.set_len(0)?;
     lock.seek(SeekFrom::Start(0))?;
     lock.write_all(state.render().as_bytes())?;
-    if crate::fsio::durable() {
+    if durable && crate::fsio::durable() {
         lock.sync_all()?;
     }
     Ok(())
@@ -661,7 +666,7 @@ fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockStat
             entries: n,
             head: h.clone(),
         });
-        write_lock(lock, &state).map_err(CaseError::io("write", &lock_path))?;
+        write_lock(lock, &state, false).map_err(CaseError::io("write", &lock_path))?;
     }
     Ok((journal, state))
 }

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Side-by-side timings of the engine against the tools it should be near: the process-spawn
+# floor (`anvil-bench --version`), `sha256sum`, `rg -F` and `grep -rF`. Each pair runs
+# alternately RUNS times (default 11) and the table shows medians and their ratio.
+#
+#   bash benches/side_by_side.sh            # from the repository root
+#   RUNS=21 bash benches/side_by_side.sh
+#
+# Installs ripgrep from apt when it is missing and apt is usable; otherwise its row says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-11}
+
+cargo build --release --quiet
+BIN=$PWD/target/release/anvil-bench
+if ! command -v rg >/dev/null; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get install -y -qq ripgrep >/dev/null 2>&1 || apt-get update -qq >/dev/null && apt-get install -y -qq ripgrep >/dev/null
+  fi
+fi
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cp -r examples/payments "$WORK/w"
+W=$WORK/w
+# 16 MiB of text to cite, and 2,000 files of 50 KB (100 MB) to search.
+yes 'The capture window is measured in seconds of wall-clock time, see capture_timeout.' \
+  | head -c $((16 << 20)) > "$W/repo/docs/big.md"
+mkdir -p "$W/repo/src/gen"
+line='def handler(request): return request.capture_timeout * 1000  # window and padding text'
+python3 - "$W/repo/src/gen" "$line" <<'PY'
+import sys, os
+d, line = sys.argv[1], sys.argv[2] + "\n"
+body = line * (50_000 // len(line) + 1)
+for i in range(2000):
+    open(os.path.join(d, f"m{i:05}.py"), "w").write(body)
+PY
+
+open_run() {
+  "$BIN" case open --air "$W/air.json" --repo "$W/repo" --skill annotate-unit \
+    --target op.create_payment.input.body.capture_timeout --cases-dir "$WORK/cases-$1" \
+    --tool-limit selectedFiles=100000 --tool-limit selectedBytes=1000000000 --json \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["runDir"])'
+}
+
+now() { date +%s%N; }
+# time_ms CMD... : wall milliseconds of one run, output discarded.
+time_ms() { local a b; a=$(now); "$@" >/dev/null 2>&1 || true; b=$(now); echo $(( (b - a) / 1000 )); }
+median() { sort -n | awk '{a[NR]=$1} END {m=a[int((NR+1)/2)]; printf "%.1f", m/1000}'; }
+
+declare -a ROWS
+row() { ROWS+=("| $1 | $2 ms | $3: $4 ms | $(awk -v a="$2" -v b="$4" 'BEGIN{printf "%.2f×", a/b}') | $5 |"); }
+
+# 1. One rail against the spawn floor.
+RUN=$(open_run rail)
+ours=(); ref=()
+for i in $(seq "$RUNS"); do
+  ours+=("$(time_ms "$BIN" case add-evidence "$RUN" --path src/payments/service.py --start-line 32 --end-line 39)")
+  ref+=("$(time_ms "$BIN" --version)")
+done
+row "one CLI rail (add-evidence, journaled)" "$(printf '%s\n' "${ours[@]}" | median)" "\`--version\`" "$(printf '%s\n' "${ref[@]}" | median)" "≤ 1.5×"
+
+# 2. add-evidence of 16 MiB against sha256sum of it (a fresh run each time: nothing cached).
+ours=(); ref=()
+for i in $(seq "$RUNS"); do
+  RUN=$(open_run "big$i")
+  ours+=("$(time_ms "$BIN" case add-evidence "$RUN" --path docs/big.md)")
+  ref+=("$(time_ms sha256sum "$W/repo/docs/big.md")")
+done
+row "add-evidence, 16 MiB file" "$(printf '%s\n' "${ours[@]}" | median)" "\`sha256sum\`" "$(printf '%s\n' "${ref[@]}" | median)" "≤ 1.1×"
+
+# 3. find_text over 2,000 files / 100 MB against rg -F and grep -rF.
+RUN=$(open_run find)
+RID=$(basename "$RUN")
+cat > "$WORK/req.json" <<JSON
+{"format": "anvil-investigation-request", "formatVersion": 1, "runId": "$RID",
+ "requests": [{"requestId": "a", "operation": "source.find_text",
+   "arguments": {"text": "capture_timeout", "caseSensitive": true, "offset": 0, "limit": 10}}]}
+JSON
+ours=(); ref=(); ref2=()
+for i in $(seq "$RUNS"); do
+  ours+=("$(time_ms "$BIN" case query "$RUN" --request "$WORK/req.json" --json)")
+  if command -v rg >/dev/null; then ref+=("$(time_ms rg -nF capture_timeout "$W/repo")"); fi
+  ref2+=("$(time_ms grep -rnF capture_timeout "$W/repo")")
+done
+q=$(printf '%s\n' "${ours[@]}" | median)
+if [ ${#ref[@]} -gt 0 ]; then
+  row "source.find_text, 2,000 files / 100 MB" "$q" "\`rg -nF\`" "$(printf '%s\n' "${ref[@]}" | median)" "≤ 2×"
+else
+  ROWS+=("| source.find_text, 2,000 files / 100 MB | $q ms | \`rg\` not installed (apt-get install ripgrep) | — | ≤ 2× |")
+fi
+row "source.find_text, 2,000 files / 100 MB" "$q" "\`grep -rnF\`" "$(printf '%s\n' "${ref2[@]}" | median)" "—"
+rss=$( { /usr/bin/time -f '%M' "$BIN" case query "$RUN" --request "$WORK/req.json" --json >/dev/null; } 2>&1 | tail -1 )
+ROWS+=("| source.find_text peak RSS | $((rss / 1024)) MiB | — | — | ≤ 32 MiB |")
+
+# 4. The README's main command.
+ours=()
+for i in 1 2 3; do ours+=("$(time_ms "$BIN" battery --out "$WORK/battery-$i")"); done
+ROWS+=("| default battery (45 scenarios, 4 arms + oracle) | $(printf '%s\n' "${ours[@]}" | median) ms | — | — | ≤ 5 s |")
+
+echo "| what | ours (median of $RUNS) | reference (median) | ratio | target |"
+echo "|---|---|---|---|---|"
+printf '%s\n' "${ROWS[@]}"
