@@ -60,6 +60,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-GATE-2"],
             run: no_false_conflict,
         },
+        Check {
+            name: "gate::a_value_the_repository_contradicts_in_lines_no_claim_cites_is_not_auto",
+            rules: &["R-GATE-2"],
+            run: uncited_conflict,
+        },
     ];
     all.extend(languages::checks());
     all
@@ -70,6 +75,24 @@ pub fn write_repo(w: &World, rel: &str, text: &str) {
     let path = w.repo().join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
+}
+
+/// Makes the example state no unit for `capture_timeout` (its seconds idioms rewritten to a
+/// unit-free helper), so a trial's own files are the repository's only statement of it:
+/// the whole-repository scan (R-GATE-2) then has nothing to weigh against them.
+pub fn unit_free(w: &World) {
+    for rel in ["src/payments/service.py", "tests/test_capture.py"] {
+        let path = w.repo().join(rel);
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("timedelta(seconds=", "window_of(")
+            .replace(
+                "The wire value is whole seconds.",
+                "The wire value is the window.",
+            )
+            .replace("_is_seconds", "_is_applied");
+        std::fs::write(path, text).unwrap();
+    }
 }
 
 /// What one scripted case ended as.
@@ -178,6 +201,7 @@ pub fn right_and_wrong(
 ) -> Result<(), Failed> {
     let world = || {
         let w = World::new();
+        unit_free(&w);
         for (rel, text) in files {
             write_repo(&w, rel, text);
         }
@@ -296,6 +320,7 @@ fn padded_comment() -> Result<(), Failed> {
     );
     // The same comment documenting code that names the field counts as that code.
     let w = World::new();
+    unit_free(&w);
     write_repo(
         &w,
         "src/payments/jobs.py",
@@ -573,6 +598,51 @@ fn no_false_conflict() -> Result<(), Failed> {
         research.attested_conflicts.is_empty(),
         "a conflict was recorded where verified excerpts agree: {:?}",
         research.attested_conflicts
+    );
+    Ok(())
+}
+
+fn uncited_conflict() -> Result<(), Failed> {
+    // The agent cites only the seconds side; a client module stating milliseconds for the
+    // same field is in scope but never cited or frozen. Auto would apply `s` with no human
+    // weighing the repository's own disagreement.
+    let w = millis_world();
+    let o = unit_case(
+        &w,
+        &[
+            ("src/payments/service.py", 32, 39),
+            ("tests/test_capture.py", 6, 8),
+        ],
+        "s",
+    )?;
+    ensure!(
+        o.research.attested_conflicts.is_empty(),
+        "fixture: the frozen excerpts already disagree, so this is not the uncited case"
+    );
+    ensure!(
+        o.close.tier == Some(Tier::Review)
+            && o.close
+                .reasons
+                .iter()
+                .any(|r| r.contains("lines no claim cites") && r.contains("src/client/capture.rs")),
+        "a value the repository contradicts reached {:?}: {}",
+        o.close.tier,
+        o.reasons()
+    );
+    // The same citations in a repository that does not contradict them reach auto.
+    let clean = unit_case(
+        &World::new(),
+        &[
+            ("src/payments/service.py", 32, 39),
+            ("tests/test_capture.py", 6, 8),
+        ],
+        "s",
+    )?;
+    ensure!(
+        clean.close.tier == Some(Tier::Auto),
+        "the uncontradicted value closed as {:?}: {}",
+        clean.close.tier,
+        clean.reasons()
     );
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! The engine's gate at close (R-GATE-1, R-GATE-2): a patched value reaches `auto` only
 //! when the lines its grounding claims cite state it, at the skill's strength bar, and no
-//! two verified frozen excerpts state different values for its predicate.
+//! two verified frozen excerpts state different values for its predicate — nor does any
+//! in-scope file of the repository as committed, cited or not: a value the repository
+//! contradicts somewhere is for a human to weigh, whoever investigated.
 //!
 //! Invariant: recomputed at close from the frozen, re-verified evidence and the contract in
 //! case.json; every value gets a [`GateCheck`] in close.json saying which rule matched
@@ -64,6 +66,8 @@ pub fn check(
         }
     }
     let conflicts = attester.conflicts(&frozen.evidence, &claimed);
+    let (whole, scanned) = repository_excerpts(frozen);
+    let repo_conflicts = attester.conflicts(&whole, &claimed);
     let mut out = Vec::new();
     for (field, value) in set {
         let predicate = contract
@@ -88,6 +92,13 @@ pub fn check(
         let strength = attester.gate_strength(&predicate, &a);
         let required = contract.minimum_strength;
         let conflict = conflicts.iter().find(|c| c.predicate == predicate).cloned();
+        // The repository as committed, beyond what was cited: a line stating another value.
+        let uncited = repo_conflicts
+            .iter()
+            .find(|c| c.predicate == predicate && c.values.iter().any(|v| v != value))
+            .filter(|_| conflict.is_none())
+            .cloned();
+
         if !a.attested() {
             reasons.push(format!(
                 "`{field}` = {value} is not stated by the lines its claims cite (R-GATE-1): {}",
@@ -105,6 +116,13 @@ pub fn check(
                 c.note
             ));
         }
+        if let Some(c) = &uncited {
+            reasons.push(format!(
+                "the repository states different values for `{predicate}` in lines no claim cites (R-GATE-2, {scanned}): {}",
+                c.note
+            ));
+        }
+        let conflict = conflict.or(uncited);
         out.push(GateCheck {
             field: field.clone(),
             passes: a.attested() && strength >= required && conflict.is_none(),
@@ -120,4 +138,52 @@ pub fn check(
         });
     }
     out
+}
+
+/// Most in-scope files the whole-repository scan reads at close, and most bytes in all.
+const SCAN_FILES: usize = 5_000;
+const SCAN_BYTES: u64 = 64 << 20;
+
+/// Every in-scope text file of the repository as the case may cite it (committed at its
+/// revision, or as recorded at open), each as one whole-file verified excerpt, within
+/// [`SCAN_FILES`] and [`SCAN_BYTES`]; with a description of what was scanned for close.json.
+fn repository_excerpts(frozen: &Frozen) -> (crate::case::evidence::EvidenceDoc, String) {
+    use crate::case::evidence::{EvidenceDoc, EvidenceRequest, acquire};
+    let mut doc = EvidenceDoc::empty();
+    let run = &frozen.run;
+    let Ok(source) = crate::case::rails::evidence_source(run) else {
+        return (doc, "the repository could not be read".into());
+    };
+    let repo = std::path::Path::new(&run.doc.inputs.repository);
+    let policy = &run.doc.policy;
+    let files = crate::case::evidence::in_scope_files(repo, &policy.inspect_scopes, SCAN_FILES + 1);
+    let truncated = files.len() > SCAN_FILES;
+    let mut bytes = 0u64;
+    let mut read = 0usize;
+    for (rel, size) in files.into_iter().take(SCAN_FILES) {
+        bytes = bytes.saturating_add(size);
+        if bytes > SCAN_BYTES {
+            break;
+        }
+        let req = EvidenceRequest {
+            path: rel,
+            start_line: None,
+            end_line: None,
+        };
+        // Every kind: a document stating another value matters as much as code.
+        let kinds = crate::skill::EvidenceKind::ALL;
+        if let Ok(a) = acquire(repo, &source, &policy.inspect_scopes, &kinds, &req, "") {
+            read += 1;
+            doc.insert(a);
+        }
+    }
+    let note = if truncated || bytes > SCAN_BYTES {
+        format!(
+            "{read} in-scope files scanned, the first {SCAN_FILES} files or {} MiB",
+            SCAN_BYTES >> 20
+        )
+    } else {
+        format!("{read} in-scope files scanned")
+    };
+    (doc, note)
 }

@@ -532,6 +532,49 @@ pub fn classify(scopes: &[Scope], rel_path: &str) -> Option<EvidenceKind> {
     Classifier::new(scopes).classify(rel_path)
 }
 
+/// The in-scope regular files under `repo` (relative, `/`-separated, with their sizes),
+/// in path order, at most `limit`: no symlink followed, `.git` and every directory holding
+/// a run (a `case.json` beside a `lifecycle.json`) or named `.cases` skipped.
+pub fn in_scope_files(repo: &Path, scopes: &[Scope], limit: usize) -> Vec<(String, u64)> {
+    let classifier = Classifier::new(scopes);
+    let mut out = Vec::new();
+    let mut stack = vec![(repo.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = stack.pop() {
+        if dir.join("case.json").is_file() && dir.join("lifecycle.json").is_file() {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
+        for entry in entries {
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let rel = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && name != ".git" {
+                stack.push((entry.path(), rel));
+            } else if kind.is_file() && classifier.classify(&rel).is_some() {
+                out.push((rel, entry.metadata().map(|m| m.len()).unwrap_or(0)));
+                if out.len() >= limit {
+                    out.sort();
+                    return out;
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// [`classify`] with the scopes' globs compiled once, for walks over many paths.
 pub struct Classifier {
     set: globset::GlobSet,
