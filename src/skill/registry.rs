@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::attestation::{self, Attestation};
+use super::attestation::Attestation;
 use crate::air::{DeficiencyCode, TargetKind};
 
 /// Where an evidence artifact lives, decided by the engine from the inspect scope (or
@@ -309,7 +309,7 @@ mod tests {
     fn the_embedded_attestation_rules_are_sound() {
         let reg = Registry::parse(include_str!("builtin.json")).unwrap();
         for skill in &reg.skills {
-            attestation::check(&skill.name, &skill.policy).unwrap();
+            crate::skill::attestation::check(&skill.name, &skill.policy).unwrap();
             for rules in skill.policy.attestation.values() {
                 if let crate::skill::Attestation::Patterns { rules } = rules {
                     for rule in rules {
