@@ -193,10 +193,24 @@ fn harmful_counts(a: &ArmSummary) -> (usize, usize, Option<f64>, Option<f64>) {
 
 fn a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto() -> Result<(), Failed> {
     let f = Fixture::new(&[SESSION, EMAIL]);
-    // A unit the cited code states, on a field whose sources disagree elsewhere (the label
-    // wants `conflicted`): attested, grounded, auto-approvable — and wrong. (Should the
-    // engine's gate come to see this conflict, pick another wrong value that reaches auto:
-    // the trial is about the reporting, not the gate.)
+    // A unit the cited code states, on a field whose sources disagree (the label wants
+    // `conflicted`): attested, grounded, auto-approvable — and wrong. The engine's gate
+    // weighs the whole repository, so the fixture's copy loses the docs line that states the
+    // other unit: the trial is about the reporting of a wrong auto, not the gate.
+    let doc = f.scenarios().join(SESSION).join("repo/docs/sessions.md");
+    let text = std::fs::read_to_string(&doc).unwrap();
+    let quiet = text.replace("seconds of inactivity", "inactivity");
+    assert_ne!(text, quiet, "fixture: the docs line stating seconds moved");
+    std::fs::write(&doc, quiet).unwrap();
+    // …and the Redis calls whose `total_seconds()` the rules read as seconds.
+    let code = f
+        .scenarios()
+        .join(SESSION)
+        .join("repo/src/authsvc/sessions.py");
+    let text = std::fs::read_to_string(&code).unwrap();
+    let quiet = text.replace("total_seconds() * 1000", "as_ms()");
+    assert_ne!(text, quiet, "fixture: the Redis expiry lines moved");
+    std::fs::write(&code, quiet).unwrap();
     let auto = wrong_value_script(
         &f,
         "auto.json",
