@@ -106,7 +106,7 @@ impl Hands for Replay<'_> {
         Ok(windows
             .iter()
             .zip(&texts)
-            .map(|(w, r)| (!r.is_error).then(|| kit.lines(r, w)))
+            .map(|(w, r)| (!kit.failed(r)).then(|| kit.lines(r, w)))
             .collect())
     }
 
@@ -174,7 +174,7 @@ impl Hands for Replay<'_> {
         };
         let action = self.kit.finalize(named.map(|(s, r)| (s.as_str(), r)));
         let r = self.one(&say, action)?;
-        Ok(if r.is_error {
+        Ok(if self.kit.failed(&r) {
             Err(self.kit.summary(&r))
         } else {
             Ok(self.kit.summary(&r))

@@ -281,6 +281,16 @@ impl Kit {
         }
     }
 
+    /// Whether one of the kit's own calls (a search, a read, a rail) failed: an error, or —
+    /// through MCP, whose refusals Codex does not flag — a result that is not the server's
+    /// JSON.
+    pub fn failed(self, r: &ToolResult) -> bool {
+        match self {
+            Kit::Bash { .. } => r.is_error,
+            Kit::Mcp { .. } => kit_mcp::json_of(r).is_none(),
+        }
+    }
+
     /// A one-line account of a result: the outcome a finalize recorded, or why a call
     /// failed.
     pub fn summary(self, r: &ToolResult) -> String {
@@ -468,6 +478,28 @@ mod tests {
             is_error: true,
         };
         assert_eq!(id_in(&err, "ev-"), None);
+    }
+
+    /// Regression: Codex sends an MCP refusal (here of a `supported` finalize) as a plain
+    /// result, and the plan went on as if the case were finalized instead of declining.
+    #[test]
+    fn an_unflagged_mcp_refusal_is_a_failure() {
+        let kit = Kit::Mcp { shell: None };
+        let refusal = ToolResult {
+            text: "unproven_support: finalize refused: support strength 0.6 < 0.8".into(),
+            is_error: false,
+        };
+        assert!(kit.failed(&refusal));
+        let done = ToolResult {
+            text: "{\n  \"status\": \"supported\"\n}".into(),
+            is_error: false,
+        };
+        assert!(!kit.failed(&done));
+        let bash = Kit::Bash {
+            shell: Shell::ExecCommand,
+            read: false,
+        };
+        assert!(!bash.failed(&refusal), "a shell's exit code decides");
     }
 
     #[test]
