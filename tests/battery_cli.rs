@@ -231,6 +231,28 @@ fn the_real_driver_without_a_model_says_what_to_set() {
 }
 
 #[test]
+fn codex_without_a_model_says_what_to_set() {
+    if !common::tools_or_skip(&["codex", "bwrap"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+        .args(["battery", "--investigator", "codex", "--out"])
+        .arg(tmp.path().join("out"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains("--model-endpoint"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("out").exists(), "nothing was written");
+}
+
+#[test]
 fn usage_errors_name_the_flag() {
     let tmp = tempfile::tempdir().unwrap();
     for (args, needle) in [
