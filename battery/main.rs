@@ -6,8 +6,9 @@
 //! `--exact <class>/<scenario>::<arm>`), and each trial checks its own record — finished,
 //! scored, its case kept and closed; the oracle correct, the cheaters caught, the measured
 //! arms clean and deterministic. The real-driver trials `<class>/<scenario>::claude-code`
-//! are ignored unless asked for (`--include-ignored`): they run Claude Code under
-//! bubblewrap against the replay model, with no network and no key.
+//! and `<class>/<scenario>::codex` are ignored unless asked for (`--include-ignored`): they
+//! run Claude Code or Codex under bubblewrap against the replay model, with no network and
+//! no key.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -243,41 +244,48 @@ fn check(scenario: &str, arm: Arm) -> Result<(), Failed> {
     Ok(())
 }
 
-/// The real driver on one scenario: Claude Code under bubblewrap with the MCP tools,
-/// against the replay model on loopback.
-fn real_driver(scenario: &str) -> Result<(), Failed> {
-    let missing: Vec<&str> = ["claude", "bwrap"]
+/// A real agent on one scenario — Claude Code, or Codex — under bubblewrap with the MCP
+/// tools, against the replay model on loopback.
+fn real_driver(scenario: &str, arm: Arm) -> Result<(), Failed> {
+    let (program, package) = match arm {
+        Arm::Codex => ("codex", "@openai/codex"),
+        _ => ("claude", "@anthropic-ai/claude-code"),
+    };
+    let missing: Vec<&str> = [program, "bwrap"]
         .into_iter()
         .filter(|t| find_on_path(t).is_none())
         .collect();
     if !missing.is_empty() {
         let msg = format!(
-            "{missing:?} not on PATH (.ci/run installs them: apt bubblewrap, npm @anthropic-ai/claude-code)"
+            "{missing:?} not on PATH (.ci/run installs them: apt bubblewrap, npm {package})"
         );
         if std::env::var("CI").as_deref() == Ok("true") {
             return Err(msg.into());
         }
-        eprintln!("skipped {scenario}::claude-code: {msg}");
+        eprintln!("skipped {scenario}::{arm}: {msg}");
         return Ok(());
     }
     let endpoint = anvil_bench::battery::endpoint::start("replay:heuristic", None)
         .map_err(|e| format!("cannot start the replay model: {e}"))?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let mut cfg = config(
-        &[scenario.to_string()],
-        &dir.path().join("out"),
-        Arm::ClaudeCode,
-    );
+    let mut cfg = config(&[scenario.to_string()], &dir.path().join("out"), arm);
     cfg.controls = false;
     cfg.repeats = 1;
     cfg.jobs = 1;
     cfg.driver.backend = Backend::Bubblewrap;
+    let var = if arm == Arm::Codex {
+        // Codex drives the models it knows in code mode: give it one it does not.
+        cfg.driver.model = Some("replay".into());
+        "OPENAI"
+    } else {
+        "ANTHROPIC"
+    };
     cfg.driver.env = vec![
-        ("ANTHROPIC_BASE_URL".into(), endpoint.url.clone()),
-        ("ANTHROPIC_API_KEY".into(), "replay".into()),
+        (format!("{var}_BASE_URL"), endpoint.url.clone()),
+        (format!("{var}_API_KEY"), "replay".into()),
     ];
     cfg.endpoint = endpoint.name.clone();
-    cfg.investigator_version = std::process::Command::new("claude")
+    cfg.investigator_version = std::process::Command::new(program)
         .arg("--version")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
@@ -288,8 +296,8 @@ fn real_driver(scenario: &str) -> Result<(), Failed> {
         .results
         .trials
         .iter()
-        .find(|t| t.arm == Arm::ClaudeCode)
-        .ok_or("no claude-code trial in the results")?;
+        .find(|t| t.arm == arm)
+        .ok_or_else(|| format!("no {arm} trial in the results"))?;
     if let Some(i) = &t.infra {
         return Err(format!("{}: infrastructure failure: {}", t.id, i.error).into());
     }
@@ -354,11 +362,13 @@ fn main() -> ExitCode {
             let scenario = id.clone();
             trials.push(Trial::test(name, move || check(&scenario, arm)));
         }
-        let scenario = id.clone();
-        trials.push(
-            Trial::test(format!("{id}::claude-code"), move || real_driver(&scenario))
-                .with_ignored_flag(true),
-        );
+        for arm in [Arm::ClaudeCode, Arm::Codex] {
+            let scenario = id.clone();
+            trials.push(
+                Trial::test(format!("{id}::{arm}"), move || real_driver(&scenario, arm))
+                    .with_ignored_flag(true),
+            );
+        }
     }
     // A typo in discovery must never turn the gate green.
     assert!(!trials.is_empty(), "battery discovery found zero trials");

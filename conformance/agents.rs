@@ -37,6 +37,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-DRV-4", "X-DRV-1"],
             run: codex,
         },
+        Check {
+            name: "driver::codex_gets_its_model_endpoint_the_mcp_rails_and_ours_as_its_only_sandbox",
+            rules: &["X-DRV-1"],
+            run: codex_config,
+        },
     ]
 }
 
@@ -271,9 +276,10 @@ echo '{"type":"thread.started","thread_id":"01a22a97-7218-7cd1-b8ac-c9a41a98654a
 echo '{"type":"turn.started"}'
 echo '{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion)"}'
 echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Reading the service."}}'
-echo '{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"output_tokens":60}}'
+echo '{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -c ls","aggregated_output":"CASE.md","exit_code":0,"status":"completed"}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":900,"cached_input_tokens":100,"cache_write_input_tokens":0,"output_tokens":60,"reasoning_output_tokens":0}}'
 echo '{"type":"turn.started"}'
-echo '{"type":"turn.completed","usage":{"input_tokens":400,"cached_input_tokens":0,"output_tokens":40}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":400,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":40,"reasoning_output_tokens":0}}'
 "#;
 
 fn codex() -> Result<(), Failed> {
@@ -282,7 +288,7 @@ fn codex() -> Result<(), Failed> {
     std::fs::write(&path, FAKE_CODEX).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut progress = |_p: anvil_bench::driver::investigate::Progress| {};
-    let report = CodexDriver
+    let report = CodexDriver::default()
         .drive(&f.run, &policy(&f), &CancelHandle::new(), &mut progress)
         .map_err(|e| Failed::from(e.to_string()))?;
     ensure!(
@@ -291,14 +297,34 @@ fn codex() -> Result<(), Failed> {
         report.exit_code,
         report.failure
     );
-    let u = &read_json(&f.run.join("execution.json"))["usage"];
+    let exec = read_json(&f.run.join("execution.json"));
+    let u = &exec["usage"];
+    // Codex counts cached input inside input_tokens; the record keeps them apart, as
+    // Claude Code reports them.
     ensure!(
-        u["inputTokens"] == 1300 && u["outputTokens"] == 100 && u["cacheReadInputTokens"] == 100,
+        u["inputTokens"] == 1200 && u["outputTokens"] == 100 && u["cacheReadInputTokens"] == 100,
         "usage: {u}"
     );
     ensure!(
         u["numTurns"] == 2 && u["sessionId"] == "01a22a97-7218-7cd1-b8ac-c9a41a98654a",
         "turns/session: {u}"
+    );
+    // Priced at the default rate: 1200 in, 100 cached, 100 out.
+    let expected = (1200.0 * 1.25 + 100.0 * 0.125 + 100.0 * 10.0) / 1e6;
+    ensure!(
+        u["totalCostUsd"]
+            .as_f64()
+            .is_some_and(|c| (c - expected).abs() < 1e-12)
+            && u["complete"] == true,
+        "cost: {u}"
+    );
+    let kinds: Vec<&str> = exec["transcript"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|e| e["kind"].as_str()).collect())
+        .unwrap_or_default();
+    ensure!(
+        kinds == ["text", "tool_call", "tool_result"],
+        "transcript kinds {kinds:?}"
     );
     let args = argv(&f.run);
     ensure!(
@@ -327,6 +353,77 @@ fn codex() -> Result<(), Failed> {
     ensure!(
         !args.iter().any(|a| a.starts_with("--dangerously")),
         "natively codex must not bypass its sandbox"
+    );
+    Ok(())
+}
+
+/// What `codex` is told, from the command the driver builds: with `OPENAI_BASE_URL` a
+/// Responses provider of its own at that URL (`/v1` added), the `anvil` MCP server for this
+/// run, no user configuration; under bubblewrap its own sandbox off, ours containing it.
+fn codex_config() -> Result<(), Failed> {
+    use anvil_bench::driver::agent::ProcessAgent;
+    let f = fake()?;
+    let run = anvil_bench::case::Run::load(&f.run).map_err(|e| Failed::from(e.to_string()))?;
+    let mut p = policy(&f);
+    p.ambient.extend([
+        (
+            "OPENAI_BASE_URL".to_string(),
+            "http://127.0.0.1:9".to_string(),
+        ),
+        ("OPENAI_API_KEY".to_string(), "sk-test".to_string()),
+    ]);
+    p.model = Some("replay".into());
+    p.backend = Backend::Bubblewrap;
+    let cmd = CodexDriver::default().command(&run, &p);
+    let args = &cmd.args;
+    let configs: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "-c")
+        .map(|w| w[1].as_str())
+        .collect();
+    for want in [
+        r#"model_provider="anvil""#,
+        r#"model_providers.anvil.base_url="http://127.0.0.1:9/v1""#,
+        r#"model_providers.anvil.wire_api="responses""#,
+        r#"model_providers.anvil.env_key="OPENAI_API_KEY""#,
+        "analytics.enabled=false",
+    ] {
+        ensure!(configs.contains(&want), "no `-c {want}` in {configs:?}");
+    }
+    ensure!(
+        configs
+            .iter()
+            .any(|c| c.starts_with("mcp_servers.anvil.args=") && c.contains("\"serve\"")),
+        "no anvil MCP server: {configs:?}"
+    );
+    let after = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    ensure!(
+        after("--sandbox").as_deref() == Some("danger-full-access")
+            && after("--model").as_deref() == Some("replay"),
+        "under bubblewrap: {args:?}"
+    );
+    ensure!(
+        args.contains(&"--ignore-user-config".to_string())
+            && args.contains(&"--ephemeral".to_string()),
+        "user configuration not ignored: {args:?}"
+    );
+    ensure!(
+        args.len() >= 2
+            && args[args.len() - 2] == "--"
+            && args[args.len() - 1].contains("`add_claim`"),
+        "the brief (after `--`) does not name the MCP rails"
+    );
+    // Without an endpoint Codex keeps its own provider.
+    let plain = CodexDriver::default().command(&run, &policy(&f));
+    ensure!(
+        !plain.args.iter().any(|a| a.starts_with("model_provider")),
+        "a provider without OPENAI_BASE_URL: {:?}",
+        plain.args
     );
     Ok(())
 }

@@ -329,7 +329,7 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         "R-DRV-4",
-        "the execution record has RFC 3339 start and end times in order, a duration that agrees with them, and the token and cost accounting the agent itself reported",
+        "the execution record has RFC 3339 start and end times in order, a duration that agrees with them, and the token and cost accounting the agent itself reported (Codex prints no cost: its printed tokens at a stated rate)",
     ),
     (
         "R-CON-1",

@@ -9,7 +9,8 @@
 //!   (CASE.md, the per-case proposal schema), proposal parsing and binding, lifecycle, and
 //!   attestation: whether cited lines state a claimed value (the engine's gate).
 //! * [`driver`] — the agent process runner (streaming, timeout, cancellation, process-group
-//!   kill) and the child's allowlisted environment.
+//!   kill), the child's allowlisted environment, and the process drivers (Claude Code, Codex,
+//!   any command) with the accounting read from each agent's own output.
 //! * [`sandbox`] — execution backends (native, bubblewrap), the model-endpoint bridge, the
 //!   rail relay, the attestation and the repository cleanliness check.
 //! * [`reconcile`] — close: re-verification, re-validation, the eval delta, the gate
@@ -23,8 +24,9 @@
 //! * [`investigator`] — in-process, non-LLM investigators over the tool router and the
 //!   rails: the heuristic investigation (one plan, in process or through [`replay`]) and
 //!   the AIR-only baseline.
-//! * [`replay`] — `replay-model`: the Anthropic Messages API on loopback, played by a
-//!   script or the heuristic investigation, so the real `claude` runs without a model.
+//! * [`replay`] — `replay-model`: the Anthropic Messages API and the OpenAI Responses API on
+//!   loopback, played by a script or the heuristic investigation, so the real `claude` and
+//!   the real `codex` run without a model.
 //! * [`mcp`] — `mcp serve`: the case rails as MCP tools over stdio, relayed out of a sandbox.
 //! * [`tools`] — the read-only investigation tool router: strict query batches over the
 //!   inspect scopes and JSON table snapshots.

@@ -1,5 +1,5 @@
-//! The battery through its CLI: the real `claude` scored end to end against the replay
-//! model, and the refusals a user meets first. (The README's main command over the whole
+//! The battery through its CLI: the real `claude` and the real `codex` scored end to end
+//! against the replay model, and the refusals a user meets first. (The README's main command over the whole
 //! bundled corpus runs in the `battery` test target.)
 
 mod common;
@@ -120,6 +120,95 @@ fn the_real_claude_is_scored_end_to_end_against_the_replay_model() {
 }
 
 #[test]
+fn the_real_codex_is_scored_end_to_end_against_the_replay_model() {
+    if !common::tools_or_skip(&["codex", "bwrap"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    let out = battery(
+        tmp.path(),
+        &[
+            "--investigator",
+            "codex",
+            "--model-endpoint",
+            "replay:heuristic",
+            "--scenario",
+            "unit-bearing/*",
+            "--scenario",
+            "sensitive/*",
+            "--scenario",
+            "conflicting/*",
+            "--limit",
+            "3",
+            "--no-controls",
+            "--jobs",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = results(&out_dir);
+    assert_valid(&doc);
+    let m = &doc["manifest"]["investigator"];
+    assert_eq!(m["arm"], "codex");
+    assert_eq!(m["backend"], "bubblewrap");
+    assert_eq!(m["endpoint"], "replay:heuristic");
+    // Against a replay model Codex is given a model outside its catalogue.
+    assert_eq!(m["model"], "replay");
+    assert!(
+        m["version"].as_str().unwrap().contains("codex"),
+        "{}",
+        m["version"]
+    );
+    let codex: Vec<&Value> = doc["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["arm"] == "codex")
+        .collect();
+    assert_eq!(codex.len(), 3);
+    for t in &codex {
+        assert!(t["infra"].is_null(), "{t}");
+        assert!(t["status"].is_string(), "the agent finalized: {t}");
+        assert!(t["expectedStatus"].is_string(), "scored: {t}");
+        assert!(t["turns"].as_u64().unwrap() > 0, "{t}");
+        assert!(t["tokensIn"].as_u64().unwrap() > 0, "{t}");
+        // A replay model is never paid for, whatever the driver priced its tokens at.
+        assert_eq!(t["costUsd"], 0.0);
+        assert_eq!(t["contaminated"], false);
+        let run = out_dir.join(t["run"].as_str().unwrap());
+        let exec: Value =
+            serde_json::from_slice(&std::fs::read(run.join("execution.json")).unwrap()).unwrap();
+        assert_eq!(exec["driver"], "codex");
+        assert!(
+            exec["usage"]["totalCostUsd"]
+                .as_f64()
+                .is_some_and(|c| c > 0.0)
+        );
+        assert!(
+            exec["attestation"]["enforced"]
+                .as_array()
+                .unwrap()
+                .contains(&Value::from("labels_unreachable")),
+            "{}",
+            exec["attestation"]
+        );
+    }
+    let overall = &doc["overall"];
+    assert_eq!(overall["n"], 3);
+    assert!(overall["arms"]["codex"]["accuracy"].is_number());
+    assert!(overall["contribution"]["estimate"].is_number());
+}
+
+#[test]
 fn the_real_driver_without_a_model_says_what_to_set() {
     if !common::tools_or_skip(&["claude", "bwrap"]) {
         return;
@@ -136,6 +225,28 @@ fn the_real_driver_without_a_model_says_what_to_set() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("ANTHROPIC_API_KEY") && err.contains("--model-endpoint"),
+        "{err}"
+    );
+    assert!(!tmp.path().join("out").exists(), "nothing was written");
+}
+
+#[test]
+fn codex_without_a_model_says_what_to_set() {
+    if !common::tools_or_skip(&["codex", "bwrap"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+        .args(["battery", "--investigator", "codex", "--out"])
+        .arg(tmp.path().join("out"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("OPENAI_API_KEY") && err.contains("--model-endpoint"),
         "{err}"
     );
     assert!(!tmp.path().join("out").exists(), "nothing was written");

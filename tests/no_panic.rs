@@ -525,6 +525,40 @@ fn replay_request_body() {
     });
 }
 
+/// A Responses API request body as Codex sends it: namespaced tools, a call and its output.
+fn responses_request_seed() -> Value {
+    json!({"model": "replay", "stream": true,
+    "tools": [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
+              {"type": "namespace", "name": "mcp__anvil", "tools": [
+                  {"type": "function", "name": "source_find_text", "parameters": {}}]}],
+    "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "# Case\nrun: /tmp/run\n"}]},
+        {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"pwd\"}", "call_id": "c1"},
+        {"type": "function_call_output", "call_id": "c1",
+         "output": "Wall time: 0.0 seconds\nProcess exited with code 0\nOutput:\n/tmp/run\n"}
+    ]})
+}
+
+#[test]
+fn replay_responses_body() {
+    let script = anvil_bench::replay::Script::parse(&replay_script_seed().to_string()).unwrap();
+    let players = [
+        anvil_bench::replay::Player::Heuristic,
+        anvil_bench::replay::Player::Script(script),
+    ];
+    let seed = serde_json::to_vec(&responses_request_seed()).unwrap();
+    no_panic("responses request body", seed, |b| {
+        let Ok(body) = serde_json::from_slice::<Value>(b) else {
+            return false;
+        };
+        for p in &players {
+            let (response, _) = p.respond(&body, b.len());
+            let _ = response.sse_events();
+        }
+        true
+    });
+}
+
 #[test]
 fn mcp_lines() {
     use anvil_bench::mcp::args::{RAIL_TOOLS, RailCall};

@@ -418,7 +418,12 @@ fn investigate(
             };
             process(&driver, run_dir, ctx.driver, ctx)
         }
-        Arm::Codex => process(&CodexDriver, run_dir, ctx.driver, ctx),
+        Arm::Codex => {
+            let codex = CodexDriver {
+                tools: ctx.driver.claude_tools,
+            };
+            process(&codex, run_dir, ctx.driver, ctx)
+        }
     }
 }
 

@@ -93,7 +93,8 @@ pub struct BatteryArgs {
     /// or an http(s) base URL.
     #[arg(long, value_name = "SPEC")]
     pub model_endpoint: Option<String>,
-    /// The model name passed to the agent.
+    /// The model name passed to the agent (with --investigator codex and a replay:
+    /// endpoint, `replay` unless given).
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
     /// Execution backend of process agents.
@@ -102,7 +103,8 @@ pub struct BatteryArgs {
     /// Let a process investigator run natively (labels and host then within its reach).
     #[arg(long)]
     pub allow_degraded_native: bool,
-    /// Claude Code's tools: the MCP rails and queries, or Bash.
+    /// Claude Code's tools: the MCP rails and queries, or Bash. Codex keeps its shell and
+    /// gets the MCP tools beside it, or only the shell.
     #[arg(long, value_enum, default_value = "mcp")]
     pub tools: ToolsName,
     /// The script of the scripted investigator (`anvil-script` v1).
@@ -407,6 +409,12 @@ pub fn run(mut a: BatteryArgs) -> u8 {
     } else {
         None
     };
+    // Codex drives the models it knows in code mode, which a replay player cannot play: it
+    // is given a model outside its catalogue (see `driver::codex`).
+    let model = match (&a.model, investigator) {
+        (None, Arm::Codex) if endpoint_name.starts_with("replay:") => Some("replay".to_string()),
+        (m, _) => m.clone(),
+    };
     let engine = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench"));
     let investigator_version = match investigator {
         Arm::ClaudeCode => agent_version("claude").unwrap_or_default(),
@@ -462,7 +470,7 @@ pub fn run(mut a: BatteryArgs) -> u8 {
                 ToolsName::Bash => ClaudeTools::Bash,
             },
             backend,
-            model: a.model.clone(),
+            model: model.clone(),
             env,
             timeout: Duration::from_secs(a.trial_timeout.unwrap_or(600)),
             max_turns: a.max_turns,

@@ -22,7 +22,8 @@ pub enum DriverName {
     Command,
     /// Claude Code (`claude`), in stream-json mode.
     ClaudeCode,
-    /// Codex (`codex exec --json`).
+    /// Codex (`codex exec --json`); given a model provider of its own when OPENAI_BASE_URL
+    /// is set (`--model replay` against replay-model).
     Codex,
 }
 
@@ -49,7 +50,8 @@ pub struct InvestigateArgs {
     #[arg(long, default_value = "bubblewrap", value_name = "BACKEND")]
     pub backend: String,
     /// For --driver claude-code: the rails as MCP tools with no shell (mcp), or as
-    /// `anvil-bench case …` through a Bash tool restricted to them (bash).
+    /// `anvil-bench case …` through a Bash tool restricted to them (bash). For --driver
+    /// codex: the rails as MCP tools beside its shell (mcp), or its shell alone (bash).
     #[arg(long, value_enum, default_value = "mcp", value_name = "TOOLS")]
     pub tools: ToolsChoice,
     /// Acknowledge that native execution cannot enforce read-only repository and case-only writes.
@@ -111,6 +113,10 @@ pub fn run(a: InvestigateArgs) -> u8 {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
+    let tools = match a.tools {
+        ToolsChoice::Mcp => ClaudeTools::Mcp,
+        ToolsChoice::Bash => ClaudeTools::Bash,
+    };
     let agent: Box<dyn AgentDriver + '_> = match (a.driver, &script) {
         (DriverName::Scripted, Some(doc)) => {
             Box::new(ScriptedAgentDriver::new(&script_name, move |agent| {
@@ -127,13 +133,8 @@ pub fn run(a: InvestigateArgs) -> u8 {
                 args: args.to_vec(),
             })
         }
-        (DriverName::ClaudeCode, _) => Box::new(ClaudeCodeDriver {
-            tools: match a.tools {
-                ToolsChoice::Mcp => ClaudeTools::Mcp,
-                ToolsChoice::Bash => ClaudeTools::Bash,
-            },
-        }),
-        (DriverName::Codex, _) => Box::new(CodexDriver),
+        (DriverName::ClaudeCode, _) => Box::new(ClaudeCodeDriver { tools }),
+        (DriverName::Codex, _) => Box::new(CodexDriver { tools }),
         (DriverName::Scripted, None) => return exit::USAGE,
     };
     let engine = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench"));

@@ -1,4 +1,5 @@
-//! `replay-model`: serve the Anthropic Messages API on loopback with a deterministic player.
+//! `replay-model`: serve the Anthropic Messages API and the OpenAI Responses API on loopback
+//! with a deterministic player.
 
 use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
@@ -18,8 +19,12 @@ pub enum Policy {
 
 #[derive(Debug, Args)]
 #[command(after_long_help = "\
-Point a client at it with ANTHROPIC_BASE_URL=http://ADDR (any ANTHROPIC_API_KEY). The first \
-line on stdout is `listening on http://ADDR` (with --json, one JSON object on one line), so a \
+Point Claude Code at it with ANTHROPIC_BASE_URL=http://ADDR (any ANTHROPIC_API_KEY). Point \
+Codex at it as a model provider speaking the Responses API: `codex exec -m replay -c \
+model_provider=replay -c model_providers.replay.name=\"replay\" -c \
+model_providers.replay.base_url=\"http://ADDR/v1\" -c model_providers.replay.wire_api=\"responses\"` \
+(`case investigate --driver codex` and the battery do this themselves from OPENAI_BASE_URL). \
+Both wires play the same script or policy on one listener. The first line on stdout is `listening on http://ADDR` (with --json, one JSON object on one line), so a \
 test can start the server on port 0 and read where it landed. Requests are logged to stderr.\n\n\
 Stopping: SIGINT or SIGTERM; or, with --exit-on-stdin-eof, closing the server's stdin — the \
 reliable way for a test harness (spawn it with a piped stdin and drop the pipe). Open \

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::usage::Usage;
+pub use super::codex::CodexDriver;
+use super::usage::{TokenPrice, Usage};
 use crate::case::Run;
 use crate::sandbox::Backend;
 
@@ -50,12 +51,13 @@ pub struct AgentCommand {
 }
 
 /// Which accounting format the agent prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Accounting {
     None,
     ClaudeStreamJson,
-    CodexJsonl,
+    /// Codex prints tokens but no cost: they are priced at this rate.
+    CodexJsonl(TokenPrice),
 }
 
 /// A process-based agent.
@@ -63,7 +65,7 @@ pub trait ProcessAgent {
     /// `claude-code`, `codex`, `command:<program>`.
     fn name(&self) -> String;
     fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand;
-    fn accounting(&self) -> Accounting;
+    fn accounting(&self, policy: &ExecutionPolicy) -> Accounting;
 }
 
 impl Accounting {
@@ -71,7 +73,10 @@ impl Accounting {
         match self {
             Accounting::None => {}
             Accounting::ClaudeStreamJson => usage.observe_claude(line),
-            Accounting::CodexJsonl => usage.observe_codex(line),
+            Accounting::CodexJsonl(price) => {
+                usage.observe_codex(line);
+                usage.total_cost_usd = usage.cost(&price);
+            }
         }
     }
 
@@ -79,7 +84,8 @@ impl Accounting {
     pub fn events(self, line: &str) -> Vec<super::transcript::Event> {
         match self {
             Accounting::ClaudeStreamJson => super::transcript::claude_events(line),
-            Accounting::None | Accounting::CodexJsonl => vec![],
+            Accounting::CodexJsonl(_) => super::transcript::codex_events(line),
+            Accounting::None => vec![],
         }
     }
 }
@@ -152,7 +158,7 @@ impl ProcessAgent for CommandDriver {
         }
     }
 
-    fn accounting(&self) -> Accounting {
+    fn accounting(&self, _policy: &ExecutionPolicy) -> Accounting {
         Accounting::None
     }
 }
@@ -164,7 +170,7 @@ pub struct ClaudeCodeDriver {
     pub tools: ClaudeTools,
 }
 
-/// How Claude Code reaches the rails.
+/// How Claude Code (and Codex, beside its shell) reaches the rails.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ClaudeTools {
     /// The `anvil` MCP server (`anvil-bench mcp serve`): no shell at all.
@@ -258,50 +264,7 @@ impl ProcessAgent for ClaudeCodeDriver {
         }
     }
 
-    fn accounting(&self) -> Accounting {
+    fn accounting(&self, _policy: &ExecutionPolicy) -> Accounting {
         Accounting::ClaudeStreamJson
-    }
-}
-
-/// Codex, as `codex exec --json` in the run directory.
-#[derive(Debug, Clone, Default)]
-pub struct CodexDriver;
-
-impl ProcessAgent for CodexDriver {
-    fn name(&self) -> String {
-        "codex".into()
-    }
-
-    fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand {
-        let mut args = vec![
-            "exec".to_string(),
-            "--json".into(),
-            "--skip-git-repo-check".into(),
-            "--ephemeral".into(),
-            "--cd".into(),
-            run.dir.display().to_string(),
-        ];
-        match policy.backend {
-            // Inside bubblewrap the run is already contained; codex's own sandbox cannot
-            // nest there.
-            Backend::Bubblewrap => args.push("--dangerously-bypass-approvals-and-sandbox".into()),
-            Backend::Native { .. } => args.extend(["--sandbox".into(), "workspace-write".into()]),
-        }
-        if let Some(model) = &policy.model {
-            args.extend(["--model".into(), model.clone()]);
-        }
-        args.push(brief(run));
-        AgentCommand {
-            program: "codex".into(),
-            args,
-            allow: vec!["OPENAI_*".into(), "CODEX_*".into()],
-            set: BTreeMap::new(),
-            install_hint: Some("npm i -g @openai/codex".into()),
-            files: vec![],
-        }
-    }
-
-    fn accounting(&self) -> Accounting {
-        Accounting::CodexJsonl
     }
 }

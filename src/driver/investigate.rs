@@ -149,6 +149,9 @@ pub fn investigate(
     std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
     for (name, text) in &command.files {
         let path = run_dir.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(CaseError::io("create", dir))?;
+        }
         crate::fsio::write_atomic(&path, text.as_bytes()).map_err(CaseError::io("write", path))?;
     }
     let mut set = home_overrides(&home)
@@ -188,7 +191,7 @@ pub fn investigate(
         install_hint: command.install_hint.clone(),
         log_path: Some(run_dir.join(EXECUTION_LOG)),
     };
-    let accounting = agent.accounting();
+    let accounting = agent.accounting(policy);
     let mut usage = Usage::default();
     let mut transcript = Vec::new();
     let driver_name = agent.name();

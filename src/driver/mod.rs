@@ -6,6 +6,8 @@
 //!   record with start/end timestamps.
 //! * [`scripted`] — the in-process scripted driver: a closure over the same rails an agent
 //!   calls, so conformance trials run whole cases with no process and no LLM.
+//! * [`agent`] — the `AgentDriver` seam and the process drivers (command, Claude Code);
+//!   [`codex`] — the Codex driver: its model provider, MCP server and sandbox flags.
 //! * [`env`] — the child's environment: an allowlist over the ambient environment plus
 //!   overrides.
 //!
@@ -13,6 +15,7 @@
 //! wholesale. Process drivers configure the runner; none of them spawns a child itself.
 
 pub mod agent;
+pub mod codex;
 pub mod env;
 pub mod investigate;
 pub mod runner;

@@ -1,11 +1,11 @@
-//! The agent's transcript, read from Claude Code's stream-json events: what it said, each
-//! tool it called and what each call returned.
+//! The agent's transcript, read from Claude Code's stream-json events or Codex's JSONL
+//! items: what it said, each tool it called and what each call returned.
 //!
 //! Invariant: derived from the logged lines only, so it can be rebuilt from
 //! `execution.log.jsonl` at any time; tool results are clipped, never rewritten.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The longest tool result kept in the transcript (the full text stays in the log).
 const MAX_RESULT_CHARS: usize = 2000;
@@ -38,6 +38,93 @@ fn result_text(content: &Value) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         other => other.to_string(),
+    }
+}
+
+/// A tool result, clipped to [`MAX_RESULT_CHARS`].
+fn tool_result(id: String, is_error: bool, text: &str) -> Event {
+    Event::ToolResult {
+        id,
+        is_error,
+        content: text.chars().take(MAX_RESULT_CHARS).collect(),
+        clipped: text.chars().count() > MAX_RESULT_CHARS,
+    }
+}
+
+fn str_at(v: &Value, pointer: &str) -> String {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The events one `codex exec --json` line carries: a completed item's message, or its call
+/// and result — a shell command as `exec_command` `{command}`, an MCP tool as
+/// `mcp__<server>__<tool>` with its arguments, a file change as `file_change` (none for
+/// other lines).
+pub fn codex_events(line: &str) -> Vec<Event> {
+    let Ok(event) = serde_json::from_str::<Value>(line) else {
+        return vec![];
+    };
+    if event.get("type").and_then(Value::as_str) != Some("item.completed") {
+        return vec![];
+    }
+    let Some(item) = event.get("item") else {
+        return vec![];
+    };
+    let id = str_at(item, "/id");
+    let failed = item.get("status").and_then(Value::as_str) == Some("failed");
+    let call = |name: String, input: Value| Event::ToolCall {
+        id: id.clone(),
+        name,
+        input,
+    };
+    match item.get("type").and_then(Value::as_str) {
+        Some("agent_message") => vec![Event::Text {
+            text: str_at(item, "/text"),
+        }],
+        Some("command_execution") => {
+            let exit = item.get("exit_code").and_then(Value::as_i64);
+            vec![
+                call(
+                    "exec_command".into(),
+                    json!({"command": str_at(item, "/command")}),
+                ),
+                tool_result(
+                    id.clone(),
+                    failed || exit != Some(0),
+                    &str_at(item, "/aggregated_output"),
+                ),
+            ]
+        }
+        Some("mcp_tool_call") => {
+            let name = format!(
+                "mcp__{}__{}",
+                str_at(item, "/server"),
+                str_at(item, "/tool")
+            );
+            let error = item.get("error").filter(|e| !e.is_null());
+            let text = match error {
+                Some(e) => e
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| e.to_string(), str::to_string),
+                None => result_text(item.pointer("/result/content").unwrap_or(&Value::Null)),
+            };
+            let input = item.get("arguments").cloned().unwrap_or(Value::Null);
+            vec![
+                call(name, input),
+                tool_result(id.clone(), failed || error.is_some(), &text),
+            ]
+        }
+        Some("file_change") => {
+            let input = json!({"changes": item.get("changes").cloned().unwrap_or(Value::Null)});
+            vec![
+                call("file_change".into(), input),
+                tool_result(id.clone(), failed, &str_at(item, "/status")),
+            ]
+        }
+        _ => vec![],
     }
 }
 
@@ -75,20 +162,8 @@ pub fn claude_events(line: &str) -> Vec<Event> {
             }),
             (Some("user"), Some("tool_result")) => {
                 let text = result_text(block.get("content").unwrap_or(&Value::Null));
-                let clipped = text.chars().count() > MAX_RESULT_CHARS;
-                out.push(Event::ToolResult {
-                    id: block
-                        .get("tool_use_id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    is_error: block
-                        .get("is_error")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    content: text.chars().take(MAX_RESULT_CHARS).collect(),
-                    clipped,
-                });
+                let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
+                out.push(tool_result(str_at(block, "/tool_use_id"), is_error, &text));
             }
             _ => {}
         }
@@ -119,6 +194,39 @@ mod tests {
         );
         assert!(claude_events(r#"{"type":"result"}"#).is_empty());
         assert!(claude_events("not json").is_empty());
+    }
+
+    #[test]
+    fn codex_items_become_calls_and_results() {
+        let lines = [
+            r#"{"type":"item.started","item":{"id":"item_2","type":"command_execution","command":"ls","status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"Looking."}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"/bin/bash -c ls","aggregated_output":"a.py\n","exit_code":2,"status":"failed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_3","type":"mcp_tool_call","server":"anvil","tool":"show","arguments":{},"result":{"content":[{"type":"text","text":"{}"}]},"error":null,"status":"completed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_4","type":"mcp_tool_call","server":"anvil","tool":"add_claim","arguments":{"value":"s"},"result":null,"error":{"message":"refused"},"status":"failed"}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#,
+        ];
+        let events: Vec<Event> = lines.iter().flat_map(|l| codex_events(l)).collect();
+        assert_eq!(events.len(), 7, "{events:?}");
+        assert_eq!(
+            events[0],
+            Event::Text {
+                text: "Looking.".into()
+            }
+        );
+        assert!(
+            matches!(&events[1], Event::ToolCall { id, name, input } if id == "item_2" && name == "exec_command" && input["command"] == "/bin/bash -c ls")
+        );
+        assert!(
+            matches!(&events[2], Event::ToolResult { is_error: true, content, .. } if content == "a.py\n")
+        );
+        assert!(matches!(&events[3], Event::ToolCall { name, .. } if name == "mcp__anvil__show"));
+        assert!(
+            matches!(&events[4], Event::ToolResult { is_error: false, content, .. } if content == "{}")
+        );
+        assert!(
+            matches!(&events[6], Event::ToolResult { is_error: true, content, .. } if content == "refused")
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Token and cost accounting parsed from an agent's own output.
 //!
 //! Invariant: numbers come only from what the agent printed; a field it did not report
-//! stays `None` rather than being guessed.
+//! stays `None` rather than being guessed. The one derived number is the cost of an agent
+//! that prints none (Codex): its printed tokens at a stated [`TokenPrice`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,6 +21,46 @@ pub struct Usage {
     pub session_id: Option<String>,
     /// True once a final result event was seen.
     pub complete: bool,
+    /// Codex: whether the last item was the model talking (a message or its reasoning), so
+    /// that the next one belongs to the same response.
+    #[serde(skip)]
+    codex_talking: bool,
+    /// Codex: whether a response was counted since its turn started.
+    #[serde(skip)]
+    codex_counted: bool,
+}
+
+/// What a model's tokens cost, in USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenPrice {
+    pub input: f64,
+    /// Input read from the provider's prompt cache.
+    pub cached_input: f64,
+    pub output: f64,
+}
+
+impl TokenPrice {
+    /// `INPUT,CACHED,OUTPUT` (USD per million tokens), each finite and non-negative.
+    pub fn parse(text: &str) -> Option<TokenPrice> {
+        let parts: Vec<f64> = text
+            .split(',')
+            .map(|p| {
+                p.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+            })
+            .collect::<Option<_>>()?;
+        match parts[..] {
+            [input, cached_input, output] => Some(TokenPrice {
+                input,
+                cached_input,
+                output,
+            }),
+            _ => None,
+        }
+    }
 }
 
 fn u(v: &Value, key: &str) -> Option<u64> {
@@ -85,8 +126,13 @@ impl Usage {
         }
     }
 
-    /// Folds one line of `codex exec --json` output: `turn.completed` events carry the
-    /// turn's usage, which is summed.
+    /// Folds one line of `codex exec --json` output. `turn.completed` events carry the
+    /// turn's usage, which is summed in Claude Code's words: Codex counts cached input
+    /// (`cached_input_tokens`) and cache writes (`cache_write_input_tokens`) inside
+    /// `input_tokens`, so the input reported here is what remains. Codex does not mark its
+    /// model's responses, so a turn is counted per run of the model's messages and reasoning
+    /// between tool calls (a response that only calls tools, unannounced, is not seen), and
+    /// at least one per Codex turn.
     pub fn observe_codex(&mut self, line: &str) {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             return;
@@ -97,20 +143,57 @@ impl Usage {
                     self.session_id = Some(id.to_string());
                 }
             }
+            Some("turn.started") => self.codex_counted = false,
+            Some("item.completed") => match event.pointer("/item/type").and_then(Value::as_str) {
+                Some("agent_message" | "reasoning") => {
+                    if !self.codex_talking {
+                        self.num_turns = Some(self.num_turns.unwrap_or(0) + 1);
+                        self.codex_counted = true;
+                    }
+                    self.codex_talking = true;
+                }
+                // Codex's own notices, not the model's.
+                Some("error") | None => {}
+                Some(_) => self.codex_talking = false,
+            },
             Some("turn.completed") => {
                 if let Some(usage) = event.get("usage") {
-                    add(&mut self.input_tokens, u(usage, "input_tokens"));
-                    add(&mut self.output_tokens, u(usage, "output_tokens"));
+                    let input = u(usage, "input_tokens");
+                    let cached = u(usage, "cached_input_tokens").unwrap_or(0);
+                    let written = u(usage, "cache_write_input_tokens").unwrap_or(0);
                     add(
-                        &mut self.cache_read_input_tokens,
-                        u(usage, "cached_input_tokens"),
+                        &mut self.input_tokens,
+                        input.map(|n| n.saturating_sub(cached).saturating_sub(written)),
+                    );
+                    add(&mut self.output_tokens, u(usage, "output_tokens"));
+                    add(&mut self.cache_read_input_tokens, input.map(|_| cached));
+                    add(
+                        &mut self.cache_creation_input_tokens,
+                        input.map(|_| written),
                     );
                 }
-                self.num_turns = Some(self.num_turns.unwrap_or(0) + 1);
+                if !self.codex_counted {
+                    self.num_turns = Some(self.num_turns.unwrap_or(0) + 1);
+                    self.codex_counted = true;
+                }
+                self.codex_talking = false;
                 self.complete = true;
             }
             _ => {}
         }
+    }
+
+    /// What the tokens counted so far cost at `price` (`None` before any was counted).
+    pub fn cost(&self, price: &TokenPrice) -> Option<f64> {
+        if self.input_tokens.is_none() && self.output_tokens.is_none() {
+            return None;
+        }
+        let n = |v: Option<u64>| v.unwrap_or(0) as f64 / 1e6;
+        Some(
+            (n(self.input_tokens) + n(self.cache_creation_input_tokens)) * price.input
+                + n(self.cache_read_input_tokens) * price.cached_input
+                + n(self.output_tokens) * price.output,
+        )
     }
 
     pub fn total_tokens(&self) -> Option<u64> {
@@ -145,17 +228,60 @@ mod tests {
     }
 
     #[test]
-    fn codex_turns_are_summed() {
+    fn codex_turns_are_summed_with_cached_input_apart() {
         let mut u = Usage::default();
         u.observe_codex(r#"{"type":"thread.started","thread_id":"t-9"}"#);
-        u.observe_codex(r#"{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":20,"output_tokens":30}}"#);
+        u.observe_codex(r#"{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":20,"cache_write_input_tokens":5,"output_tokens":30}}"#);
         u.observe_codex(r#"{"type":"turn.completed","usage":{"input_tokens":50,"cached_input_tokens":0,"output_tokens":10}}"#);
         assert_eq!(
             (u.input_tokens, u.output_tokens, u.cache_read_input_tokens),
-            (Some(150), Some(40), Some(20))
+            (Some(125), Some(40), Some(20))
         );
+        assert_eq!(u.cache_creation_input_tokens, Some(5));
         assert_eq!(u.session_id.as_deref(), Some("t-9"));
         assert_eq!(u.total_cost_usd, None);
+        assert!(u.complete);
+    }
+
+    #[test]
+    fn codex_responses_are_counted_by_the_model_talking() {
+        let mut u = Usage::default();
+        let item =
+            |kind: &str| format!(r#"{{"type":"item.completed","item":{{"type":"{kind}"}}}}"#);
+        u.observe_codex(r#"{"type":"turn.started"}"#);
+        u.observe_codex(&item("error"));
+        // Response 1: reasoning and a message, then two tool calls.
+        for kind in [
+            "reasoning",
+            "agent_message",
+            "command_execution",
+            "mcp_tool_call",
+        ] {
+            u.observe_codex(&item(kind));
+        }
+        // Response 2: a message and a tool call; response 3: the final message.
+        for kind in ["agent_message", "command_execution", "agent_message"] {
+            u.observe_codex(&item(kind));
+        }
+        assert_eq!(u.num_turns, Some(3));
+        u.observe_codex(r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#);
+        assert_eq!(u.num_turns, Some(3));
+        // A Codex turn with nothing said still took one response.
+        u.observe_codex(r#"{"type":"turn.started"}"#);
+        u.observe_codex(r#"{"type":"turn.completed","usage":{"input_tokens":1}}"#);
+        assert_eq!(u.num_turns, Some(4));
+    }
+
+    #[test]
+    fn cost_is_priced_per_kind_of_token() {
+        let mut u = Usage::default();
+        assert_eq!(u.cost(&TokenPrice::parse("1,0.1,10").unwrap()), None);
+        u.observe_codex(r#"{"type":"turn.completed","usage":{"input_tokens":3000000,"cached_input_tokens":1000000,"output_tokens":1000000}}"#);
+        let cost = u.cost(&TokenPrice::parse(" 1, 0.1 ,10").unwrap()).unwrap();
+        assert!((cost - 12.1).abs() < 1e-9, "{cost}");
+        for bad in ["", "1,2", "1,2,3,4", "1,-2,3", "1,x,3", "1,inf,3"] {
+            assert_eq!(TokenPrice::parse(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! What a process driver needs to hand this server to an agent: the MCP configuration
-//! naming it `anvil`, and the note appended to the brief.
+//! What a process driver needs to hand this server to an agent: the server as it is
+//! started ([`server`]), the MCP configuration naming it `anvil` (Claude Code's
+//! `--mcp-config`; Codex takes the same server as `-c mcp_servers.anvil.*`), and the note
+//! appended to the brief.
 //!
 //! Invariant: the configured server is the engine binary as the agent sees it (inside a
 //! bubblewrap sandbox, the engine's mount and the rail relay's socket), serving exactly
@@ -26,8 +28,27 @@ every one that writes takes an `idempotencyKey` (any short unique string). Searc
 the repository with Read, Grep and Glob (or the `mcp__anvil__source_*` tools where offered), \
 and write output/proposal.json with Write.\n";
 
-/// The `--mcp-config` document for a run driven under `policy`.
-pub fn mcp_config(run: &Run, policy: &ExecutionPolicy) -> String {
+/// Appended to CASE.md for Codex when the rails are MCP tools: Codex keeps its shell (it
+/// writes output/proposal.json with it), so the rails are named as tools beside it.
+pub const CODEX_MCP_BRIEF: &str = "\n## Rails as tools\n\n\
+The rails above are also the tools of the `anvil` MCP server: `add_evidence` \
+{path, startLine, endLine}, `add_external_evidence`, `add_claim` \
+{predicate, value, artifactIds, confidence}, `freeze_research`, `validate`, `finalize` \
+{status?, reason?} and `show`; every one that writes takes an `idempotencyKey` (any short \
+unique string). Search and read the repository with its `source_find_text` and \
+`source_read_context` tools or your shell, and write output/proposal.json with your shell.\n";
+
+/// The `anvil` server as an agent starts it for one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// The server serving `run` for an agent driven under `policy`: inside a bubblewrap
+/// sandbox the engine's mount, reaching the rails through the relay's socket.
+pub fn server(run: &Run, policy: &ExecutionPolicy) -> Server {
     // Bubblewrap mounts the run at its real path; natively any absolute path will do.
     let run_dir: PathBuf = std::fs::canonicalize(&run.dir)
         .or_else(|_| std::path::absolute(&run.dir))
@@ -35,18 +56,39 @@ pub fn mcp_config(run: &Run, policy: &ExecutionPolicy) -> String {
     let (command, env) = match policy.backend {
         Backend::Bubblewrap => (
             INSIDE_BIN.to_string(),
-            json!({
-                RAIL_SOCKET_ENV: Path::new(INSIDE_SOCKETS).join(RAIL_SOCKET_NAME).display().to_string()
-            }),
+            vec![(
+                RAIL_SOCKET_ENV.to_string(),
+                Path::new(INSIDE_SOCKETS)
+                    .join(RAIL_SOCKET_NAME)
+                    .display()
+                    .to_string(),
+            )],
         ),
-        Backend::Native { .. } => (policy.engine.display().to_string(), json!({})),
+        Backend::Native { .. } => (policy.engine.display().to_string(), vec![]),
     };
+    Server {
+        command,
+        args: vec![
+            "mcp".into(),
+            "serve".into(),
+            "--run".into(),
+            run_dir.display().to_string(),
+        ],
+        env,
+    }
+}
+
+/// The `--mcp-config` document for a run driven under `policy`.
+pub fn mcp_config(run: &Run, policy: &ExecutionPolicy) -> String {
+    let s = server(run, policy);
+    let env: serde_json::Map<String, serde_json::Value> =
+        s.env.into_iter().map(|(k, v)| (k, json!(v))).collect();
     let doc = json!({
         "mcpServers": {
             SERVER_NAME: {
                 "type": "stdio",
-                "command": command,
-                "args": ["mcp", "serve", "--run", run_dir.display().to_string()],
+                "command": s.command,
+                "args": s.args,
                 "env": env,
             }
         }

@@ -1,5 +1,6 @@
-//! The Anthropic Messages API as the replay model speaks it: reading a request's
-//! conversation, and writing an assistant turn as a JSON message or as SSE events.
+//! The Anthropic Messages API as the replay model speaks it (`POST /v1/messages`, what Claude
+//! Code sends through `ANTHROPIC_BASE_URL`): reading a request's conversation, and writing an
+//! assistant turn as a JSON message or as SSE events.
 //!
 //! Invariant: everything here is a pure function of the request body and the turn being
 //! sent — ids, usage numbers and event order are deterministic, so a retried request gets
@@ -7,122 +8,63 @@
 
 use serde_json::{Map, Value, json};
 
-/// One content block of an assistant turn.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Block {
-    Text(String),
-    ToolUse { name: String, input: Value },
-}
+use super::conversation::{
+    Block, Conversation, ToolCall, ToolResult, Turn, Usage, chunks, json_len,
+};
 
-/// An assistant turn before it is given ids and usage.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Turn {
-    pub blocks: Vec<Block>,
-}
-
-impl Turn {
-    /// A turn with one text block (it ends the conversation: `end_turn`).
-    pub fn text(text: impl Into<String>) -> Turn {
-        Turn {
-            blocks: vec![Block::Text(text.into())],
-        }
-    }
-
-    pub fn has_tool_use(&self) -> bool {
-        self.blocks
-            .iter()
-            .any(|b| matches!(b, Block::ToolUse { .. }))
-    }
-}
-
-/// A tool call the model made earlier in the conversation, with its result when the client
-/// sent one.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub input: Value,
-    pub result: Option<ToolResult>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
-    pub text: String,
-    pub is_error: bool,
-}
-
-/// What a request says about its conversation.
-#[derive(Debug, Clone, Default)]
-pub struct Conversation {
-    /// Assistant messages so far: the position of the turn to answer.
-    pub assistant_turns: usize,
-    /// Text of user text blocks and system messages, in order.
-    pub texts: Vec<String>,
-    /// Tool calls in the order the assistant made them; results are matched by id, since
-    /// clients send results in completion order.
-    pub tool_calls: Vec<ToolCall>,
-    /// Names of the tools the request offers.
-    pub tools: Vec<String>,
-}
-
-impl Conversation {
-    pub fn from_request(body: &Value) -> Conversation {
-        let mut conv = Conversation {
-            tools: body
-                .get("tools")
-                .and_then(Value::as_array)
-                .map(|tools| {
-                    tools
-                        .iter()
-                        .filter_map(|t| t.get("name").and_then(Value::as_str))
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            ..Conversation::default()
+/// The conversation of a Messages API request body.
+pub fn conversation(body: &Value) -> Conversation {
+    let mut conv = Conversation {
+        tools: body
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ..Conversation::default()
+    };
+    let mut results = Map::new();
+    for message in messages(body) {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        let blocks: Vec<Value> = match message.get("content") {
+            Some(Value::String(s)) => vec![json!({"type": "text", "text": s})],
+            Some(Value::Array(items)) => items.clone(),
+            _ => vec![],
         };
-        let mut results = Map::new();
-        for message in messages(body) {
-            let role = message.get("role").and_then(Value::as_str).unwrap_or("");
-            let blocks: Vec<Value> = match message.get("content") {
-                Some(Value::String(s)) => vec![json!({"type": "text", "text": s})],
-                Some(Value::Array(items)) => items.clone(),
-                _ => vec![],
-            };
-            if role == "assistant" {
-                conv.assistant_turns += 1;
-            }
-            for block in blocks {
-                match (role, block.get("type").and_then(Value::as_str)) {
-                    ("assistant", Some("tool_use")) => conv.tool_calls.push(ToolCall {
-                        id: str_of(&block, "id"),
-                        name: str_of(&block, "name"),
-                        input: block.get("input").cloned().unwrap_or(Value::Null),
-                        result: None,
-                    }),
-                    ("user", Some("tool_result")) => {
-                        let id = str_of(&block, "tool_use_id");
-                        results.insert(id, block);
-                    }
-                    ("user" | "system", Some("text")) => conv.texts.push(str_of(&block, "text")),
-                    _ => {}
+        if role == "assistant" {
+            conv.assistant_turns += 1;
+        }
+        for block in blocks {
+            match (role, block.get("type").and_then(Value::as_str)) {
+                ("assistant", Some("tool_use")) => conv.tool_calls.push(ToolCall {
+                    id: str_of(&block, "id"),
+                    name: str_of(&block, "name"),
+                    input: block.get("input").cloned().unwrap_or(Value::Null),
+                    result: None,
+                }),
+                ("user", Some("tool_result")) => {
+                    let id = str_of(&block, "tool_use_id");
+                    results.insert(id, block);
                 }
+                ("user" | "system", Some("text")) => conv.texts.push(str_of(&block, "text")),
+                _ => {}
             }
         }
-        for call in &mut conv.tool_calls {
-            if let Some(block) = results.get(&call.id) {
-                call.result = Some(ToolResult {
-                    text: result_text(block.get("content")),
-                    is_error: block.get("is_error").and_then(Value::as_bool) == Some(true),
-                });
-            }
+    }
+    for call in &mut conv.tool_calls {
+        if let Some(block) = results.get(&call.id) {
+            call.result = Some(ToolResult {
+                text: result_text(block.get("content")),
+                is_error: block.get("is_error").and_then(Value::as_bool) == Some(true),
+            });
         }
-        conv
     }
-
-    pub fn offers(&self, tool: &str) -> bool {
-        self.tools.iter().any(|t| t == tool)
-    }
+    conv
 }
 
 fn str_of(v: &Value, key: &str) -> String {
@@ -148,56 +90,30 @@ fn result_text(content: Option<&Value>) -> String {
     }
 }
 
-/// Token counts reported for a turn. Derived from sizes (about four bytes a token) so that
-/// cost accounting downstream sees plausible, non-zero, reproducible numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_creation_input_tokens: u64,
-    pub cache_read_input_tokens: u64,
+/// The usage of a request: the system prompt and tool definitions are the cacheable
+/// prefix, the last message the newest.
+pub fn usage(body: &Value, body_len: usize, output: &Value) -> Usage {
+    let msgs = messages(body);
+    let first = !msgs
+        .iter()
+        .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
+    Usage::from_sizes(
+        json_len(body.get("system")) + json_len(body.get("tools")),
+        body_len,
+        first,
+        json_len(msgs.last()),
+        output.to_string().len(),
+    )
 }
 
-fn tokens(bytes: usize) -> u64 {
-    (bytes as u64).div_ceil(4).max(1)
-}
-
-fn json_len(v: Option<&Value>) -> usize {
-    v.map(|v| v.to_string().len()).unwrap_or(0)
-}
-
-impl Usage {
-    /// The system prompt and tool definitions are the cacheable prefix: written to the
-    /// cache on a conversation's first request, read from it afterwards, when the newest
-    /// message is what gets written.
-    pub fn derive(body: &Value, body_len: usize, output: &Value) -> Usage {
-        let prefix = tokens(json_len(body.get("system")) + json_len(body.get("tools")));
-        let total = tokens(body_len);
-        let msgs = messages(body);
-        let first = !msgs
-            .iter()
-            .any(|m| m.get("role").and_then(Value::as_str) == Some("assistant"));
-        let (creation, read) = if first {
-            (prefix, 0)
-        } else {
-            (tokens(json_len(msgs.last())), prefix)
-        };
-        Usage {
-            input_tokens: total.saturating_sub(prefix).max(1),
-            output_tokens: tokens(output.to_string().len()),
-            cache_creation_input_tokens: creation,
-            cache_read_input_tokens: read,
-        }
-    }
-
-    pub fn to_json(self) -> Value {
-        json!({
-            "input_tokens": self.input_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-            "output_tokens": self.output_tokens,
-        })
-    }
+/// Usage in the Messages API's words.
+pub fn usage_json(u: Usage) -> Value {
+    json!({
+        "input_tokens": u.input_tokens,
+        "cache_creation_input_tokens": u.cache_creation_input_tokens,
+        "cache_read_input_tokens": u.cache_read_input_tokens,
+        "output_tokens": u.output_tokens,
+    })
 }
 
 /// A turn ready to send: ids assigned, usage computed.
@@ -230,7 +146,7 @@ impl Reply {
                 }),
             })
             .collect();
-        let usage = Usage::derive(body, body_len, &Value::Array(content.clone()));
+        let usage = usage(body, body_len, &Value::Array(content.clone()));
         Reply {
             id: format!("msg_replay_{position:03}"),
             model: body
@@ -258,7 +174,7 @@ impl Reply {
             "content": self.content,
             "stop_reason": self.stop_reason,
             "stop_sequence": null,
-            "usage": self.usage.to_json(),
+            "usage": usage_json(self.usage),
         })
     }
 
@@ -274,7 +190,7 @@ impl Reply {
                 json!({"type": "message_start", "message": {
                     "id": self.id, "type": "message", "role": "assistant", "model": self.model,
                     "content": [], "stop_reason": null, "stop_sequence": null,
-                    "usage": start_usage.to_json(),
+                    "usage": usage_json(start_usage),
                 }}),
             ),
             ("ping", json!({"type": "ping"})),
@@ -316,29 +232,11 @@ impl Reply {
             "message_delta",
             json!({"type": "message_delta",
                 "delta": {"stop_reason": self.stop_reason, "stop_sequence": null},
-                "usage": self.usage.to_json()}),
+                "usage": usage_json(self.usage)}),
         ));
         events.push(("message_stop", json!({"type": "message_stop"})));
         events
     }
-}
-
-/// Splits `s` into pieces of at most `max` bytes on character boundaries (at least one
-/// piece, possibly empty).
-pub fn chunks(s: &str, max: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    while rest.len() > max {
-        let mut cut = max;
-        while !rest.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let (head, tail) = rest.split_at(cut.max(1));
-        out.push(head);
-        rest = tail;
-    }
-    out.push(rest);
-    out
 }
 
 /// The body of an API error, in the API's shape.
@@ -369,7 +267,7 @@ mod tests {
 
     #[test]
     fn conversation_matches_results_to_calls_by_id_not_order() {
-        let conv = Conversation::from_request(&request());
+        let conv = conversation(&request());
         assert_eq!(conv.assistant_turns, 1);
         assert_eq!(conv.texts, ["# Case `x`", "Primary working directory: /w"]);
         assert_eq!(conv.tools, ["Bash", "Read"]);
@@ -459,12 +357,5 @@ mod tests {
         let delta = &events[events.len() - 2].1;
         assert_eq!(delta["delta"]["stop_reason"], "tool_use");
         assert_eq!(delta["usage"]["output_tokens"], reply.usage.output_tokens);
-    }
-
-    #[test]
-    fn chunks_never_split_a_character() {
-        assert_eq!(chunks("", 4), [""]);
-        assert_eq!(chunks("abcdef", 4), ["abcd", "ef"]);
-        assert_eq!(chunks("ééé", 3), ["é", "é", "é"]);
     }
 }

@@ -4,7 +4,8 @@
 //! From the case brief in the prompt it makes each move of the plan as tool calls: it
 //! plays whichever tools the request offers (see [`super::kit`]) — the `anvil` MCP
 //! server's tools (`mcp__anvil__*`) when they are there, else grep and `anvil-bench case …`
-//! through `Bash` — and writes output/proposal.json with `Write`.
+//! through the shell (Claude Code's `Bash`, Codex's `exec_command`) — and writes
+//! output/proposal.json with `Write`, or through the shell where there is no `Write`.
 //!
 //! Invariant: stateless. Every request replays the plan from the start against the tool
 //! results already in the conversation (the i-th action of the plan is the i-th tool call),
@@ -13,7 +14,7 @@
 
 use serde_json::{Value, json};
 
-use super::api::{Block, Conversation, ToolCall, ToolResult, Turn};
+use super::conversation::{Block, Conversation, ToolCall, ToolResult, Turn};
 use super::kit::Kit;
 use crate::case::finalize::Status;
 use crate::investigator::brief::Brief;
@@ -21,6 +22,11 @@ use crate::investigator::plan::{self, Found, Frozen, Hands, Lines, Move, Window}
 
 /// The next turn of the heuristic investigation for `conv`.
 pub fn answer(conv: &Conversation) -> Turn {
+    let Some(kit) = Kit::of(conv) else {
+        return Turn::text(
+            "The replay model plays a shell (Bash or exec_command) or the anvil MCP tools, and this request offers none of them. (Codex offers only its code-mode `exec` tool to the models it knows: run it with a model outside its catalogue, such as `-m replay`.)",
+        );
+    };
     let Some(brief) = conv.texts.iter().find_map(|t| Brief::parse(t)) else {
         return Turn::text(
             "I found no anvil-bench case brief (CASE.md) in the prompt, so there is nothing to investigate.",
@@ -30,7 +36,7 @@ pub fn answer(conv: &Conversation) -> Turn {
         calls: &conv.tool_calls,
         next: 0,
         conv,
-        kit: Kit::of(conv),
+        kit,
     };
     match plan::investigate(&brief, &mut replay) {
         Ok(outcome) => Turn::text(outcome.message),
@@ -100,7 +106,7 @@ impl Hands for Replay<'_> {
         Ok(windows
             .iter()
             .zip(&texts)
-            .map(|(w, r)| (!r.is_error).then(|| kit.lines(r, w)))
+            .map(|(w, r)| (!kit.failed(r)).then(|| kit.lines(r, w)))
             .collect())
     }
 
@@ -168,7 +174,7 @@ impl Hands for Replay<'_> {
         };
         let action = self.kit.finalize(named.map(|(s, r)| (s.as_str(), r)));
         let r = self.one(&say, action)?;
-        Ok(if r.is_error {
+        Ok(if self.kit.failed(&r) {
             Err(self.kit.summary(&r))
         } else {
             Ok(self.kit.summary(&r))
@@ -190,9 +196,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn without_a_tool_to_play_it_says_so_and_stops() {
+        let turn = answer(&Conversation {
+            texts: vec!["# Case `x`".into()],
+            tools: vec!["functions__exec".into()],
+            ..Conversation::default()
+        });
+        let Block::Text(text) = &turn.blocks[0] else {
+            panic!("{turn:?}")
+        };
+        assert!(text.contains("offers none of them"), "{text}");
+    }
+
+    #[test]
     fn without_a_brief_it_says_so_and_stops() {
         let turn = answer(&Conversation {
             texts: vec!["say hi".into()],
+            tools: vec!["Bash".into()],
             ..Conversation::default()
         });
         assert!(!turn.has_tool_use());

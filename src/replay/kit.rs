@@ -1,6 +1,8 @@
-//! The tool kit the heuristic investigation plays through: the client's `Bash` (grep and
-//! `anvil-bench case …`, with `Read`/`Write` where offered), or the `anvil` MCP server's
-//! tools (`mcp__anvil__*`, see [`super::kit_mcp`]) when the request offers them.
+//! The tool kit the heuristic investigation plays through: the client's shell — Claude
+//! Code's `Bash` (with `Read`/`Write` where offered) or Codex's `exec_command` — running
+//! grep and `anvil-bench case …`, or the `anvil` MCP server's tools (`mcp__anvil__*`, see
+//! [`super::kit_mcp`]) when the request offers them, with the shell, where there is one,
+//! writing output/proposal.json.
 //!
 //! Each move is a pair: the action that asks for it, and the reading of its result. The
 //! plan (`crate::investigator::plan`, through [`super::heuristic`]) never looks at a tool's
@@ -11,37 +13,83 @@
 
 use serde_json::{Value, json};
 
-use super::api::{Conversation, ToolResult};
+use super::conversation::{Conversation, ToolResult};
 use super::heuristic::Action;
 use super::kit_mcp;
 use crate::investigator::brief::Brief;
 use crate::investigator::plan::{Found, Frozen, Hit, Window};
 
+/// The client's shell tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    /// Claude Code's `Bash` (`command`, `description`).
+    Bash,
+    /// Codex's `exec_command` (`cmd`), run without a login shell so the PATH the agent was
+    /// given (with `anvil-bench` first) holds.
+    ExecCommand,
+}
+
+impl Shell {
+    fn of(conv: &Conversation) -> Option<Shell> {
+        if conv.offers("Bash") {
+            Some(Shell::Bash)
+        } else if conv.offers("exec_command") {
+            Some(Shell::ExecCommand)
+        } else {
+            None
+        }
+    }
+
+    /// Runs `command` (`description` says why, where the tool takes one).
+    pub fn run(self, command: String, description: &str) -> Action {
+        match self {
+            Shell::Bash => Action {
+                name: "Bash".into(),
+                input: json!({"command": command, "description": description}),
+            },
+            Shell::ExecCommand => Action {
+                name: "exec_command".into(),
+                input: json!({"cmd": command, "login": false, "yield_time_ms": 30000}),
+            },
+        }
+    }
+
+    /// Writes `text` to output/proposal.json of the working directory.
+    fn write_proposal(self, text: &str) -> Action {
+        self.run(
+            format!("cat > output/proposal.json <<'ANVIL_EOF'\n{text}ANVIL_EOF"),
+            "Write the proposal",
+        )
+    }
+}
+
 /// How the rails and the repository are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kit {
     /// Shell commands; `read` says whether the client's `Read` tool is offered.
-    Bash { read: bool },
-    /// The `anvil` MCP server's tools.
-    Mcp,
+    Bash { shell: Shell, read: bool },
+    /// The `anvil` MCP server's tools, and the shell when there is one.
+    Mcp { shell: Option<Shell> },
 }
 
 impl Kit {
-    /// MCP when the request offers every `mcp__anvil__*` tool the plan uses, else Bash.
-    pub fn of(conv: &Conversation) -> Kit {
+    /// MCP when the request offers every `mcp__anvil__*` tool the plan uses, else the
+    /// shell; `None` when it offers neither.
+    pub fn of(conv: &Conversation) -> Option<Kit> {
+        let shell = Shell::of(conv);
         if kit_mcp::TOOLS_USED.iter().all(|t| conv.offers(t)) {
-            Kit::Mcp
-        } else {
-            Kit::Bash {
-                read: conv.offers("Read"),
-            }
+            return Some(Kit::Mcp { shell });
         }
+        shell.map(|shell| Kit::Bash {
+            shell,
+            read: conv.offers("Read"),
+        })
     }
 
     /// One search for any of `needles`.
     pub fn search(self, brief: &Brief, needles: &[String]) -> Vec<Action> {
         match self {
-            Kit::Bash { .. } => {
+            Kit::Bash { shell, .. } => {
                 let patterns: String = needles
                     .iter()
                     .map(|n| format!(" -e {}", sh_quote(n)))
@@ -50,9 +98,9 @@ impl Kit {
                     "grep -rnIF --exclude-dir=.git -m 50{patterns} {}",
                     sh_quote(&brief.repository)
                 );
-                vec![bash(command, "Search the repository for the target's name")]
+                vec![shell.run(command, "Search the repository for the target's name")]
             }
-            Kit::Mcp => needles.iter().map(|n| kit_mcp::find_text(n)).collect(),
+            Kit::Mcp { .. } => needles.iter().map(|n| kit_mcp::find_text(n)).collect(),
         }
     }
 
@@ -65,7 +113,7 @@ impl Kit {
                     .collect(),
                 ..Found::default()
             },
-            Kit::Mcp => kit_mcp::found(results),
+            Kit::Mcp { .. } => kit_mcp::found(results),
         }
     }
 
@@ -73,15 +121,27 @@ impl Kit {
     pub fn read(self, brief: &Brief, w: &Window) -> Action {
         let file = format!("{}/{}", brief.repository.trim_end_matches('/'), w.path);
         match self {
-            Kit::Bash { read: true } => Action {
+            Kit::Bash { read: true, .. } => Action {
                 name: "Read".into(),
                 input: json!({"file_path": file, "offset": w.start, "limit": w.end - w.start + 1}),
             },
-            Kit::Bash { read: false } => bash(
+            // Claude Code allows `grep` alone; Codex's shell takes the window only.
+            Kit::Bash {
+                shell: Shell::Bash, ..
+            } => Shell::Bash.run(
                 format!("grep -n '' {}", sh_quote(&file)),
                 "Read the file with line numbers",
             ),
-            Kit::Mcp => kit_mcp::read_context(w),
+            Kit::Bash { shell, .. } => shell.run(
+                format!(
+                    "grep -n '' {} | sed -n '{},{}p'",
+                    sh_quote(&file),
+                    w.start,
+                    w.end
+                ),
+                "Read the window with line numbers",
+            ),
+            Kit::Mcp { .. } => kit_mcp::read_context(w),
         }
     }
 
@@ -89,21 +149,21 @@ impl Kit {
     pub fn lines(self, r: &ToolResult, w: &Window) -> Vec<(u32, String)> {
         match self {
             Kit::Bash { .. } => numbered_lines(&r.text, w),
-            Kit::Mcp => kit_mcp::context_lines(r, w),
+            Kit::Mcp { .. } => kit_mcp::context_lines(r, w),
         }
     }
 
     /// Cites lines `start..=end` of `path`; `n` numbers the citation within the run.
     pub fn add_evidence(self, path: &str, start: u32, end: u32, n: usize) -> Action {
         match self {
-            Kit::Bash { .. } => bash(
+            Kit::Bash { shell, .. } => shell.run(
                 rail(&format!(
                     "add-evidence . --path {} --start-line {start} --end-line {end}",
                     sh_quote(path)
                 )),
                 "Record a source region as evidence",
             ),
-            Kit::Mcp => kit_mcp::add_evidence(path, start, end, n),
+            Kit::Mcp { .. } => kit_mcp::add_evidence(path, start, end, n),
         }
     }
 
@@ -116,12 +176,12 @@ impl Kit {
         n: usize,
     ) -> Action {
         match self {
-            Kit::Bash { .. } => {
+            Kit::Bash { shell, .. } => {
                 let artifact_args: String = artifacts
                     .iter()
                     .map(|a| format!(" --artifact {a}"))
                     .collect();
-                bash(
+                shell.run(
                     rail(&format!(
                         "add-claim . --predicate {} --value {}{artifact_args} --confidence 0.8",
                         sh_quote(predicate),
@@ -130,7 +190,7 @@ impl Kit {
                     "Record the claim",
                 )
             }
-            Kit::Mcp => kit_mcp::add_claim(predicate, value, artifacts, n),
+            Kit::Mcp { .. } => kit_mcp::add_claim(predicate, value, artifacts, n),
         }
     }
 
@@ -138,14 +198,16 @@ impl Kit {
     pub fn id(self, r: &ToolResult, prefix: &str) -> Option<String> {
         match self {
             Kit::Bash { .. } => id_in(r, prefix),
-            Kit::Mcp => kit_mcp::id(r, prefix),
+            Kit::Mcp { .. } => kit_mcp::id(r, prefix),
         }
     }
 
     pub fn freeze(self) -> Action {
         match self {
-            Kit::Bash { .. } => bash(rail("freeze-research ."), "Freeze evidence and claims"),
-            Kit::Mcp => kit_mcp::rail("freeze_research", json!({})),
+            Kit::Bash { shell, .. } => {
+                shell.run(rail("freeze-research ."), "Freeze evidence and claims")
+            }
+            Kit::Mcp { .. } => kit_mcp::rail("freeze_research", json!({})),
         }
     }
 
@@ -154,15 +216,15 @@ impl Kit {
         match self {
             Kit::Bash { .. } if r.is_error => Err(first_line(&r.text)),
             Kit::Bash { .. } => Ok(frozen_text(&r.text)),
-            Kit::Mcp => kit_mcp::frozen(r),
+            Kit::Mcp { .. } => kit_mcp::frozen(r),
         }
     }
 
     /// Asks where the run is, when the client's environment block does not say.
     pub fn locate(self) -> Action {
         match self {
-            Kit::Bash { .. } => bash("pwd".into(), "Print the working directory"),
-            Kit::Mcp => kit_mcp::rail("show", json!({})),
+            Kit::Bash { shell, .. } => shell.run("pwd".into(), "Print the working directory"),
+            Kit::Mcp { .. } => kit_mcp::rail("show", json!({})),
         }
     }
 
@@ -170,26 +232,25 @@ impl Kit {
     pub fn located(self, r: &ToolResult) -> Option<String> {
         let dir = match self {
             Kit::Bash { .. } => r.text.trim().to_string(),
-            Kit::Mcp => kit_mcp::json_of(r)?.get("run")?.as_str()?.to_string(),
+            Kit::Mcp { .. } => kit_mcp::json_of(r)?.get("run")?.as_str()?.to_string(),
         };
         (!r.is_error && dir.starts_with('/')).then_some(dir)
     }
 
-    /// Writes output/proposal.json without a `Write` tool, where the kit can.
+    /// Writes output/proposal.json without a `Write` tool: through the shell, if any.
     pub fn write_without_write_tool(self, text: &str) -> Option<Action> {
         match self {
-            Kit::Bash { .. } => Some(bash(
-                format!("cat > output/proposal.json <<'ANVIL_EOF'\n{text}ANVIL_EOF"),
-                "Write the proposal",
-            )),
-            Kit::Mcp => None,
+            Kit::Bash { shell, .. } | Kit::Mcp { shell: Some(shell) } => {
+                Some(shell.write_proposal(text))
+            }
+            Kit::Mcp { shell: None } => None,
         }
     }
 
     pub fn validate(self) -> Action {
         match self {
-            Kit::Bash { .. } => bash(rail("validate ."), "Validate the proposal"),
-            Kit::Mcp => kit_mcp::rail("validate", json!({})),
+            Kit::Bash { shell, .. } => shell.run(rail("validate ."), "Validate the proposal"),
+            Kit::Mcp { .. } => kit_mcp::rail("validate", json!({})),
         }
     }
 
@@ -198,25 +259,35 @@ impl Kit {
         match self {
             Kit::Bash { .. } if r.is_error => Err(first_line(&r.text)),
             Kit::Bash { .. } => Ok(()),
-            Kit::Mcp => kit_mcp::validated(r),
+            Kit::Mcp { .. } => kit_mcp::validated(r),
         }
     }
 
     /// Finalizes: as validated, or declined with `(status, reason)`.
     pub fn finalize(self, decline: Option<(&str, &str)>) -> Action {
         match (self, decline) {
-            (Kit::Bash { .. }, None) => bash(rail("finalize ."), "Finalize the case"),
-            (Kit::Bash { .. }, Some((status, reason))) => bash(
+            (Kit::Bash { shell, .. }, None) => shell.run(rail("finalize ."), "Finalize the case"),
+            (Kit::Bash { shell, .. }, Some((status, reason))) => shell.run(
                 rail(&format!(
                     "finalize . --status {status} --reason {}",
                     sh_quote(reason)
                 )),
                 "Finalize the case as declined",
             ),
-            (Kit::Mcp, None) => kit_mcp::rail("finalize", json!({})),
-            (Kit::Mcp, Some((status, reason))) => {
+            (Kit::Mcp { .. }, None) => kit_mcp::rail("finalize", json!({})),
+            (Kit::Mcp { .. }, Some((status, reason))) => {
                 kit_mcp::rail("finalize", json!({"status": status, "reason": reason}))
             }
+        }
+    }
+
+    /// Whether one of the kit's own calls (a search, a read, a rail) failed: an error, or —
+    /// through MCP, whose refusals Codex does not flag — a result that is not the server's
+    /// JSON.
+    pub fn failed(self, r: &ToolResult) -> bool {
+        match self {
+            Kit::Bash { .. } => r.is_error,
+            Kit::Mcp { .. } => kit_mcp::json_of(r).is_none(),
         }
     }
 
@@ -225,15 +296,8 @@ impl Kit {
     pub fn summary(self, r: &ToolResult) -> String {
         match self {
             Kit::Bash { .. } => first_line(&r.text),
-            Kit::Mcp => kit_mcp::summary(r),
+            Kit::Mcp { .. } => kit_mcp::summary(r),
         }
-    }
-}
-
-fn bash(command: String, description: &str) -> Action {
-    Action {
-        name: "Bash".into(),
-        input: json!({"command": command, "description": description}),
     }
 }
 
@@ -416,24 +480,66 @@ mod tests {
         assert_eq!(id_in(&err, "ev-"), None);
     }
 
+    /// Regression: Codex sends an MCP refusal (here of a `supported` finalize) as a plain
+    /// result, and the plan went on as if the case were finalized instead of declining.
+    #[test]
+    fn an_unflagged_mcp_refusal_is_a_failure() {
+        let kit = Kit::Mcp { shell: None };
+        let refusal = ToolResult {
+            text: "unproven_support: finalize refused: support strength 0.6 < 0.8".into(),
+            is_error: false,
+        };
+        assert!(kit.failed(&refusal));
+        let done = ToolResult {
+            text: "{\n  \"status\": \"supported\"\n}".into(),
+            is_error: false,
+        };
+        assert!(!kit.failed(&done));
+        let bash = Kit::Bash {
+            shell: Shell::ExecCommand,
+            read: false,
+        };
+        assert!(!bash.failed(&refusal), "a shell's exit code decides");
+    }
+
     #[test]
     fn the_kit_follows_the_offered_tools() {
         let offer = |tools: &[&str]| Conversation {
             tools: tools.iter().map(|t| t.to_string()).collect(),
             ..Conversation::default()
         };
-        assert_eq!(
-            Kit::of(&offer(&["Bash", "Read", "Write"])),
-            Kit::Bash { read: true }
-        );
-        assert_eq!(Kit::of(&offer(&["Bash"])), Kit::Bash { read: false });
+        let bash = |read| {
+            Some(Kit::Bash {
+                shell: Shell::Bash,
+                read,
+            })
+        };
+        assert_eq!(Kit::of(&offer(&["Bash", "Read", "Write"])), bash(true));
+        assert_eq!(Kit::of(&offer(&["Bash"])), bash(false));
         let mut mcp: Vec<&str> = kit_mcp::TOOLS_USED.to_vec();
         mcp.push("Write");
-        assert_eq!(Kit::of(&offer(&mcp)), Kit::Mcp);
+        assert_eq!(Kit::of(&offer(&mcp)), Some(Kit::Mcp { shell: None }));
         // A partial MCP offer is not enough to run the case through it.
         assert_eq!(
             Kit::of(&offer(&["Bash", "mcp__anvil__add_claim"])),
-            Kit::Bash { read: false }
+            bash(false)
         );
+        // Codex: its shell, alone or beside the MCP tools (which then write through it).
+        assert_eq!(
+            Kit::of(&offer(&["exec_command", "write_stdin"])),
+            Some(Kit::Bash {
+                shell: Shell::ExecCommand,
+                read: false
+            })
+        );
+        mcp.push("exec_command");
+        assert_eq!(
+            Kit::of(&offer(&mcp)),
+            Some(Kit::Mcp {
+                shell: Some(Shell::ExecCommand)
+            })
+        );
+        // Nothing to play through: no kit.
+        assert_eq!(Kit::of(&offer(&["functions__exec", "view_image"])), None);
     }
 }

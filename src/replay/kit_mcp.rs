@@ -5,14 +5,16 @@
 //! Results are the server's text content: pretty JSON on success (the router's
 //! `anvil-investigation-result`, or the rail's document), and on a refusal an error whose
 //! text starts with the refusal's kind — which a client may wrap (Claude Code shows
-//! `<tool_use_error>Error: …</tool_use_error>` for a tool it could not call).
+//! `<tool_use_error>Error: …</tool_use_error>` for a tool it could not call). Codex does not
+//! tell the model that an MCP call failed (the refusal's text arrives as a plain result), so
+//! a result that is not the server's JSON is read as a refusal whatever its error flag.
 //!
 //! Invariant: every mutating call carries a fixed `idempotencyKey` per move, so a retried
 //! request replays the saved outcome instead of doing the move twice.
 
 use serde_json::{Value, json};
 
-use super::api::ToolResult;
+use super::conversation::ToolResult;
 use super::heuristic::Action;
 use super::kit::{first_line, id_in};
 use crate::investigator::plan::{Found, Frozen, Hit, Window};
@@ -139,7 +141,7 @@ pub fn found(results: &[ToolResult]) -> Found {
     out.hits.dedup();
     out.lengths.sort();
     out.lengths.dedup();
-    if !results.is_empty() && results.iter().all(|r| r.is_error) {
+    if !results.is_empty() && results.iter().all(|r| operation_result(r).is_none()) {
         out.failed = Some(summary(&results[0]));
     }
     out
@@ -168,14 +170,15 @@ pub fn context_lines(r: &ToolResult, w: &Window) -> Vec<(u32, String)> {
     lines
 }
 
-/// The `id` of the artifact or claim a rail created.
+/// The `id` of the artifact or claim a rail created: from its document, or a result that
+/// is the id alone — never an id a refusal's text mentions.
 pub fn id(r: &ToolResult, prefix: &str) -> Option<String> {
     match json_of(r) {
         Some(doc) => doc["id"]
             .as_str()
             .filter(|id| id.starts_with(prefix) && id.len() > prefix.len())
             .map(str::to_string),
-        None => id_in(r, prefix),
+        None => id_in(r, prefix).filter(|id| r.text.trim() == id),
     }
 }
 
@@ -296,6 +299,15 @@ mod tests {
             refused.failed.as_deref(),
             Some("limit_exceeded: limit 50 is over 20")
         );
+        // As Codex sends it: not flagged, but no result document either.
+        let unflagged = ToolResult {
+            text: "limit_exceeded: limit 50 is over 20".into(),
+            is_error: false,
+        };
+        assert_eq!(
+            found(&[unflagged]).failed.as_deref(),
+            Some("limit_exceeded: limit 50 is over 20")
+        );
     }
 
     #[test]
@@ -325,6 +337,12 @@ mod tests {
         assert_eq!(id(&ev, "ev-").as_deref(), Some("ev-04323d"));
         assert_eq!(id(&ev, "cl-"), None);
         assert_eq!(id(&err("rejected_document: ev-1"), "ev-"), None);
+        // Regression: Codex sends a refusal as a plain result; an id it names is no answer.
+        let refusal = ToolResult {
+            text: "unknown_artifact: ev-1 is not in evidence.json".into(),
+            is_error: false,
+        };
+        assert_eq!(id(&refusal, "ev-"), None);
 
         let record = ok(json!({"claims": [{"id": "cl-1", "status": "accepted"},
             {"id": "cl-2", "status": "rejected", "reasons": ["too weak"]}],

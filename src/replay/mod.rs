@@ -1,29 +1,36 @@
-//! `replay-model`: a loopback server speaking enough of the Anthropic Messages API that a
-//! real agent client (Claude Code, through `ANTHROPIC_BASE_URL`) runs its whole tool loop
+//! `replay-model`: a loopback server speaking enough of the Anthropic Messages API and of
+//! the OpenAI Responses API that a real agent client (Claude Code through
+//! `ANTHROPIC_BASE_URL`, Codex through a custom model provider) runs its whole tool loop
 //! against a deterministic player instead of a model — no network, no key.
 //!
-//! * [`api`] — the wire: reading a request's conversation, writing a turn as JSON or SSE,
-//!   usage numbers derived from sizes.
+//! * [`conversation`] — the core both wires share: the conversation a request carries, the
+//!   turn that answers it, usage numbers derived from sizes.
+//! * [`api`] — the Anthropic Messages wire: reading a request, writing a turn as JSON or SSE.
+//! * [`responses`] — the OpenAI Responses wire, the same for `codex exec`.
 //! * [`script`] — `--script FILE`: scripted turns with tool-result placeholders.
 //! * [`heuristic`] — `--policy heuristic`: the adapter that plays the investigation of
 //!   [`crate::investigator::plan`] (search, read, cite, claim, propose or prove or record a
-//!   conflict, validate, finalize — or decline honestly) through [`kit`]: the client's
-//!   `Bash`, or the `anvil` MCP server's tools ([`kit_mcp`]) when the request offers them.
-//!   `sim_mcp` (tests only) plays it against a simulated Claude Code with the real MCP server.
+//!   conflict, validate, finalize — or decline honestly) through [`kit`]: the client's shell
+//!   (Claude Code's `Bash`, Codex's `exec_command`), or the `anvil` MCP server's tools
+//!   ([`kit_mcp`]) when the request offers them. `sim_mcp` (tests only) plays it against a
+//!   simulated Claude Code with the real MCP server.
 //!
 //! Endpoints: `POST /v1/messages` (streaming SSE or JSON), `POST /v1/messages/count_tokens`,
+//! `POST /v1/responses` (streaming SSE or JSON), `GET /v1/models` (the one model, `replay`),
 //! `GET`/`HEAD` of anything else (200, for connectivity probes such as `/api/hello`); any
 //! other request gets a 404 in the API's error shape. Every request is logged to stderr
 //! and, with a transcript, appended to it as one JSON line.
 //!
 //! Invariant: the server holds no conversation state. Which turn to play is derived from
-//! the request's own history, so a retried or duplicated request gets the same answer and
-//! any number of conversations can share one server.
+//! the request's own history, so a retried request gets the same answer and any number of
+//! conversations — on either wire — can share one server.
 
 pub mod api;
+pub mod conversation;
 pub mod heuristic;
 pub mod kit;
 pub mod kit_mcp;
+pub mod responses;
 pub mod script;
 #[cfg(test)]
 mod sim_mcp;
@@ -44,11 +51,12 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::limits::{self, Limit};
-use api::{Conversation, Reply, Turn, error_json};
+use api::{Reply, error_json};
+use conversation::{Conversation, Turn};
 pub use script::{Script, ScriptError};
 
 /// Who plays the assistant.
@@ -77,25 +85,38 @@ impl Player {
         }
     }
 
-    /// The turn that answers `body`. A request that offers no tools is a side call of the
-    /// client (a title, a quota probe): it gets a short text reply.
-    pub fn answer(&self, body: &Value) -> (Turn, &'static str) {
-        let conv = Conversation::from_request(body);
+    /// The turn that answers `conv`, and what kind of request it was. A request that
+    /// offers no tools is a side call of the client (a title, a quota probe): it gets a
+    /// short text reply.
+    pub fn turn(&self, conv: &Conversation) -> (Turn, &'static str) {
         if conv.tools.is_empty() {
             return (Turn::text("Replay model."), "auxiliary");
         }
         let turn = match self {
-            Player::Script(s) => s.answer(&conv),
-            Player::Heuristic => heuristic::answer(&conv),
+            Player::Script(s) => s.answer(conv),
+            Player::Heuristic => heuristic::answer(conv),
         };
         (turn, "turn")
     }
 
-    /// The full reply to a request body of `body_len` bytes.
+    /// The full reply to a Messages API request body of `body_len` bytes.
     pub fn reply(&self, body: &Value, body_len: usize) -> (Reply, &'static str) {
-        let (turn, kind) = self.answer(body);
-        let position = Conversation::from_request(body).assistant_turns;
-        (Reply::build(&turn, position, body, body_len), kind)
+        let conv = api::conversation(body);
+        let (turn, kind) = self.turn(&conv);
+        (
+            Reply::build(&turn, conv.assistant_turns, body, body_len),
+            kind,
+        )
+    }
+
+    /// The full response to a Responses API request body of `body_len` bytes.
+    pub fn respond(&self, body: &Value, body_len: usize) -> (responses::Response, &'static str) {
+        let conv = responses::conversation(body);
+        let (turn, kind) = self.turn(&conv);
+        (
+            responses::Response::build(&turn, conv.assistant_turns, body, body_len),
+            kind,
+        )
     }
 }
 
@@ -111,6 +132,21 @@ struct Shared {
 }
 
 impl Shared {
+    /// The request body as JSON, or the refusal already recorded and shaped for the wire.
+    fn accept(
+        &self,
+        uri: &Uri,
+        bytes: &Result<Bytes, BytesRejection>,
+        shape: ErrorShape,
+    ) -> Result<Value, Box<Response>> {
+        parse_body(bytes, self.body_cap).map_err(|refusal| {
+            let response = refusal.into_response(shape);
+            let outcome = format!("{} refused", response.status().as_u16());
+            self.record(json!({"method": "POST", "path": uri.to_string(), "outcome": outcome}));
+            Box::new(response)
+        })
+    }
+
     fn record(&self, entry: Value) {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let get = |k: &str| entry.get(k).cloned().unwrap_or(Value::Null);
@@ -173,6 +209,8 @@ pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router>
     Ok(Router::new()
         .route("/v1/messages", post(messages))
         .route("/v1/messages/count_tokens", post(count_tokens))
+        .route("/v1/responses", post(responses_endpoint))
+        .route("/v1/models", get(models))
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(
             usize::try_from(body_cap).unwrap_or(usize::MAX),
@@ -232,19 +270,25 @@ enum BodyRefusal {
     Bad(String),
 }
 
+/// An API error body in one wire's shape: `(kind, message)`.
+type ErrorShape = fn(&str, &str) -> Value;
+
 impl BodyRefusal {
-    fn into_response(self) -> Response {
-        match self {
-            BodyRefusal::TooLarge(cap) => {
-                let message = format!(
+    fn into_response(self, shape: ErrorShape) -> Response {
+        let (status, kind, message) = match self {
+            BodyRefusal::TooLarge(cap) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request_too_large",
+                format!(
                     "request body {}",
                     Limit::ReplayBodyBytes.exceeded(cap, None)
-                );
-                let body = error_json("request_too_large", &message);
-                (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(body)).into_response()
+                ),
+            ),
+            BodyRefusal::Bad(message) => {
+                (StatusCode::BAD_REQUEST, "invalid_request_error", message)
             }
-            BodyRefusal::Bad(message) => bad_request(&message),
-        }
+        };
+        (status, axum::Json(shape(kind, &message))).into_response()
     }
 }
 
@@ -265,18 +309,13 @@ fn parse_body(body: &Result<Bytes, BytesRejection>, cap: u64) -> Result<Value, B
         .map_err(|e| BodyRefusal::Bad(format!("request body is not JSON: {e}")))
 }
 
-fn bad_request(message: &str) -> Response {
-    let body = error_json("invalid_request_error", message);
-    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
-}
-
+/// The model, the number of messages (or input items) and whether to stream.
 fn summary(body: &Value) -> (Value, usize, bool) {
     let model = body.get("model").cloned().unwrap_or(Value::Null);
-    let n = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .map(Vec::len)
-        .unwrap_or(0);
+    let n = ["messages", "input"]
+        .iter()
+        .find_map(|k| body.get(*k).and_then(Value::as_array))
+        .map_or(0, Vec::len);
     let stream = body.get("stream").and_then(Value::as_bool) == Some(true);
     (model, n, stream)
 }
@@ -286,14 +325,9 @@ async fn messages(
     uri: Uri,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let body = match parse_body(&bytes, shared.body_cap) {
+    let body = match shared.accept(&uri, &bytes, error_json) {
         Ok(b) => b,
-        Err(refusal) => {
-            let response = refusal.into_response();
-            let outcome = format!("{} refused", response.status().as_u16());
-            shared.record(json!({"method": "POST", "path": uri.to_string(), "outcome": outcome}));
-            return response;
-        }
+        Err(response) => return *response,
     };
     let len = bytes.map_or(0, |b| b.len());
     if !shared.latency.is_zero() {
@@ -314,10 +348,58 @@ async fn messages(
     }
 }
 
+async fn responses_endpoint(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match shared.accept(&uri, &bytes, responses::error_json) {
+        Ok(b) => b,
+        Err(response) => return *response,
+    };
+    let len = bytes.map_or(0, |b| b.len());
+    if !shared.latency.is_zero() {
+        tokio::time::sleep(shared.latency).await;
+    }
+    let (model, n, stream) = summary(&body);
+    let (response, kind) = shared.player.respond(&body, len);
+    let object = response.json();
+    let ending = if response.calls_tools() {
+        "function_call"
+    } else {
+        "completed"
+    };
+    shared.record(json!({
+        "method": "POST", "path": uri.to_string(), "kind": kind, "model": model, "messages": n,
+        "stream": stream, "outcome": format!("{kind} {ending} ({} items)", response.output.len()),
+        "request": body, "response": object,
+    }));
+    if stream {
+        sse(response.sse_events())
+    } else {
+        axum::Json(object).into_response()
+    }
+}
+
+/// `GET /v1/models`: the one model there is, in the OpenAI list shape.
+async fn models(State(shared): State<Arc<Shared>>, uri: Uri) -> Response {
+    shared.record(json!({
+        "method": "GET", "path": uri.to_string(), "kind": "models", "outcome": "200 models",
+    }));
+    axum::Json(json!({"object": "list", "data": [
+        {"id": "replay", "object": "model", "created": 0, "owned_by": "anvil-bench"}
+    ]}))
+    .into_response()
+}
+
 /// The streaming response: the reply's events, framed by axum's SSE support.
 pub fn sse_response(reply: &Reply) -> Response {
-    let events: Vec<Result<Event, Infallible>> = reply
-        .sse_events()
+    sse(reply.sse_events())
+}
+
+/// Named events, framed as server-sent events (`event:` then `data:` then a blank line).
+fn sse(events: Vec<(&'static str, Value)>) -> Response {
+    let events: Vec<Result<Event, Infallible>> = events
         .into_iter()
         .map(|(name, data)| Ok(Event::default().event(name).data(data.to_string())))
         .collect();
@@ -331,7 +413,7 @@ async fn count_tokens(
 ) -> Response {
     let body = match parse_body(&bytes, shared.body_cap) {
         Ok(b) => b,
-        Err(refusal) => return refusal.into_response(),
+        Err(refusal) => return refusal.into_response(error_json),
     };
     let len = bytes.map_or(0, |b| b.len());
     let (model, n, _) = summary(&body);
@@ -364,7 +446,7 @@ async fn fallback(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use api::Block;
+    use conversation::Block;
 
     /// `--latency-ms`: an answer comes no sooner than the think time (a lower bound only,
     /// so a loaded machine cannot make it flaky).

@@ -21,7 +21,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::api::{Block, Conversation, Turn};
+use super::conversation::{Block, Conversation, Turn};
 
 pub const SCRIPT_FORMAT: &str = "anvil-replay-script";
 pub const SCRIPT_FORMAT_VERSION: u32 = 1;
@@ -295,7 +295,7 @@ fn fill_value(v: &Value, results: &[&str]) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::api::{ToolCall, ToolResult};
+    use crate::replay::conversation::{ToolCall, ToolResult};
     use serde_json::json;
 
     const SCRIPT: &str = r#"{"format": "anvil-replay-script", "formatVersion": 1, "turns": [

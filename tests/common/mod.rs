@@ -130,7 +130,7 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `claude` and `bwrap`, or a reason to skip (never a skip in CI).
+/// The real tools (`claude`, `codex`, `bwrap`), or a reason to skip (never a skip in CI).
 pub fn tools_or_skip(tools: &[&str]) -> bool {
     let missing: Vec<&&str> = tools.iter().filter(|t| find_on_path(t).is_none()).collect();
     if missing.is_empty() {
@@ -138,7 +138,7 @@ pub fn tools_or_skip(tools: &[&str]) -> bool {
     }
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!(
-            "{missing:?} not on PATH: .ci/run installs them (apt bubblewrap, npm @anthropic-ai/claude-code)"
+            "{missing:?} not on PATH: .ci/run installs them (apt bubblewrap, npm @anthropic-ai/claude-code and @openai/codex)"
         );
     }
     eprintln!("skipped: {missing:?} not on PATH");
