@@ -36,6 +36,11 @@ pub fn checks() -> Vec<Check> {
             run: drift_schema,
         },
         Check {
+            name: "document::a_view_edited_without_changing_its_length_is_still_drift",
+            rules: &["R-DOC-3"],
+            run: drift_same_length,
+        },
+        Check {
             name: "document::a_missing_view_is_reported_as_drift",
             rules: &["R-DOC-3"],
             run: drift_missing,
@@ -168,6 +173,35 @@ fn drift_schema() -> Result<(), Failed> {
         drift_of(&opened.run_dir)? == ["expected-output.schema.json"],
         "edited schema not reported"
     );
+    Ok(())
+}
+
+/// Drift is any byte that differs, not a change of size: each view gets an edit that keeps
+/// its length (CASE.md's `read-only` shouted, the schema's skillVersion const changed).
+fn drift_same_length() -> Result<(), Failed> {
+    for (file, from, to) in [
+        ("CASE.md", "read-only", "READ-ONLY"),
+        (
+            "expected-output.schema.json",
+            "\"const\": 1",
+            "\"const\": 2",
+        ),
+    ] {
+        let w = World::new();
+        let opened = w.open_unit()?;
+        let path = opened.run_dir.join(file);
+        let before = std::fs::read_to_string(&path)?;
+        let after = before.replacen(from, to, 1);
+        ensure!(
+            after != before && after.len() == before.len(),
+            "test setup: {file} has no `{from}` to edit"
+        );
+        std::fs::write(&path, after)?;
+        ensure!(
+            drift_of(&opened.run_dir)? == [file],
+            "{file} edited without changing its length is not reported as drift"
+        );
+    }
     Ok(())
 }
 
