@@ -15,6 +15,7 @@ mod containment;
 mod corpus;
 mod document;
 mod drivers;
+mod durability;
 mod evidence;
 mod gate;
 mod hostile;
@@ -47,6 +48,7 @@ fn discover() -> Vec<Check> {
     all.extend(agents::checks());
     all.extend(identity::checks());
     all.extend(runs::checks());
+    all.extend(durability::checks());
     all.extend(document::checks());
     all.extend(evidence::checks());
     all.extend(binding::checks());
