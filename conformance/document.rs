@@ -46,6 +46,11 @@ pub fn checks() -> Vec<Check> {
             run: drift_missing,
         },
         Check {
+            name: "document::a_view_that_is_a_symlink_or_a_directory_is_refused_by_name_not_called_missing",
+            rules: &["R-DOC-3"],
+            run: drift_not_a_file,
+        },
+        Check {
             name: "document::the_brief_names_its_source_hash_and_carries_the_discipline_block",
             rules: &["R-DOC-7"],
             run: brief_provenance,
@@ -214,6 +219,44 @@ fn drift_missing() -> Result<(), Failed> {
         "missing CASE.md not reported"
     );
     Ok(())
+}
+
+/// A view that is not a regular file is refused by name, not followed and not called
+/// missing: CASE.md swapped for a symlink to a faithful copy outside the run (following it
+/// would find no drift), the schema swapped for a directory.
+fn drift_not_a_file() -> Result<(), Failed> {
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let copy = w.root().join("CASE.md.copy");
+    std::fs::rename(run.join("CASE.md"), &copy)?;
+    std::os::unix::fs::symlink(&copy, run.join("CASE.md"))?;
+    refused_by_name(&run, "CASE.md", "symlink")?;
+
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let schema = run.join("expected-output.schema.json");
+    std::fs::remove_file(&schema)?;
+    std::fs::create_dir(&schema)?;
+    refused_by_name(&run, "expected-output.schema.json", "not a regular file")
+}
+
+/// `verify` refuses the run with an error naming `file` and `why`.
+fn refused_by_name(run: &std::path::Path, file: &str, why: &str) -> Result<(), Failed> {
+    match verify(run, None, None) {
+        Ok(report) => Err(format!(
+            "{file} ({why}): verify reported drift {:?} instead of refusing it",
+            report.drift
+        )
+        .into()),
+        Err(e) => {
+            let e = e.to_string();
+            ensure!(
+                e.contains(file) && e.contains(why),
+                "{file} ({why}): the refusal does not name it: {e}"
+            );
+            Ok(())
+        }
+    }
 }
 
 fn brief_provenance() -> Result<(), Failed> {
