@@ -197,7 +197,8 @@ pub(super) fn bwrap_mount_inside_labels() -> Result<(), Failed> {
     std::fs::write(inner.join("repo/src/lib.py"), "TIMEOUT = 30\n")?;
     let marker = p.run.join("workspace/ran");
     let spec = p.spec("sh", &format!("touch '{}'", marker.display()));
-    let plans: [(&str, fn(&mut SandboxPlan, &Path)); 3] = [
+    type Edit = fn(&mut SandboxPlan, &Path);
+    let plans: [(&str, Edit); 3] = [
         (
             "a directory inside the labels as an extra read-only path",
             |plan, inner| plan.extra_ro.push(inner.to_path_buf()),
