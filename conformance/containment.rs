@@ -25,7 +25,7 @@ use crate::{Check, ensure};
 mod bubblewrap;
 mod network;
 
-use bubblewrap::{bwrap_labels, bwrap_rails, bwrap_writes};
+use bubblewrap::{bwrap_labels, bwrap_mount_inside_labels, bwrap_rails, bwrap_writes};
 use network::{bwrap_network, bwrap_proxy};
 
 pub fn checks() -> Vec<Check> {
@@ -69,6 +69,11 @@ pub fn checks() -> Vec<Check> {
             name: "containment::bubblewrap_does_not_mount_the_labels_directory",
             rules: &["R-CON-7"],
             run: bwrap_labels,
+        },
+        Check {
+            name: "containment::bubblewrap_refuses_a_mount_inside_the_labels_directory",
+            rules: &["R-CON-7"],
+            run: bwrap_mount_inside_labels,
         },
         Check {
             name: "containment::bubblewrap_reaches_the_model_endpoint_and_no_other_host_port",

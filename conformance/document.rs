@@ -36,9 +36,19 @@ pub fn checks() -> Vec<Check> {
             run: drift_schema,
         },
         Check {
+            name: "document::a_view_edited_without_changing_its_length_is_still_drift",
+            rules: &["R-DOC-3"],
+            run: drift_same_length,
+        },
+        Check {
             name: "document::a_missing_view_is_reported_as_drift",
             rules: &["R-DOC-3"],
             run: drift_missing,
+        },
+        Check {
+            name: "document::a_view_that_is_a_symlink_or_a_directory_is_refused_by_name_not_called_missing",
+            rules: &["R-DOC-3"],
+            run: drift_not_a_file,
         },
         Check {
             name: "document::the_brief_names_its_source_hash_and_carries_the_discipline_block",
@@ -171,6 +181,35 @@ fn drift_schema() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Drift is any byte that differs, not a change of size: each view gets an edit that keeps
+/// its length (CASE.md's `read-only` shouted, the schema's skillVersion const changed).
+fn drift_same_length() -> Result<(), Failed> {
+    for (file, from, to) in [
+        ("CASE.md", "read-only", "READ-ONLY"),
+        (
+            "expected-output.schema.json",
+            "\"const\": 1",
+            "\"const\": 2",
+        ),
+    ] {
+        let w = World::new();
+        let opened = w.open_unit()?;
+        let path = opened.run_dir.join(file);
+        let before = std::fs::read_to_string(&path)?;
+        let after = before.replacen(from, to, 1);
+        ensure!(
+            after != before && after.len() == before.len(),
+            "test setup: {file} has no `{from}` to edit"
+        );
+        std::fs::write(&path, after)?;
+        ensure!(
+            drift_of(&opened.run_dir)? == [file],
+            "{file} edited without changing its length is not reported as drift"
+        );
+    }
+    Ok(())
+}
+
 fn drift_missing() -> Result<(), Failed> {
     let w = World::new();
     let opened = w.open_unit()?;
@@ -180,6 +219,44 @@ fn drift_missing() -> Result<(), Failed> {
         "missing CASE.md not reported"
     );
     Ok(())
+}
+
+/// A view that is not a regular file is refused by name, not followed and not called
+/// missing: CASE.md swapped for a symlink to a faithful copy outside the run (following it
+/// would find no drift), the schema swapped for a directory.
+fn drift_not_a_file() -> Result<(), Failed> {
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let copy = w.root().join("CASE.md.copy");
+    std::fs::rename(run.join("CASE.md"), &copy)?;
+    std::os::unix::fs::symlink(&copy, run.join("CASE.md"))?;
+    refused_by_name(&run, "CASE.md", "symlink")?;
+
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let schema = run.join("expected-output.schema.json");
+    std::fs::remove_file(&schema)?;
+    std::fs::create_dir(&schema)?;
+    refused_by_name(&run, "expected-output.schema.json", "not a regular file")
+}
+
+/// `verify` refuses the run with an error naming `file` and `why`.
+fn refused_by_name(run: &std::path::Path, file: &str, why: &str) -> Result<(), Failed> {
+    match verify(run, None, None) {
+        Ok(report) => Err(format!(
+            "{file} ({why}): verify reported drift {:?} instead of refusing it",
+            report.drift
+        )
+        .into()),
+        Err(e) => {
+            let e = e.to_string();
+            ensure!(
+                e.contains(file) && e.contains(why),
+                "{file} ({why}): the refusal does not name it: {e}"
+            );
+            Ok(())
+        }
+    }
 }
 
 fn brief_provenance() -> Result<(), Failed> {

@@ -164,6 +164,11 @@ pub fn checks() -> Vec<Check> {
             run: critique::critique_edited_to_pass,
         },
         Check {
+            name: "lifecycle::finalize_refuses_a_critique_edited_anywhere_while_its_verdict_and_hash_are_kept",
+            rules: &["R-LC-8"],
+            run: critique::critique_edited_verdict_kept,
+        },
+        Check {
             name: "lifecycle::finalize_refuses_a_critique_without_a_validation_record",
             rules: &["R-LC-8"],
             run: critique::critique_without_record,

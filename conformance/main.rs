@@ -2,8 +2,9 @@
 //!
 //! Every trial names the rule ids it proves (shown as its `[kind]`); `catalogue.rs` holds
 //! the rules in this project's words, and `traceability::every_catalogued_rule_has_a_trial`
-//! fails while any catalogued rule has none. `cargo test --test conformance -- --matrix`
-//! prints rule → trials, uncovered rules last.
+//! fails while any catalogued rule has none, or while the catalogue and the shared
+//! `RULES.md` list different `R-` ids (see `traceability.rs`).
+//! `cargo test --test conformance -- --matrix` prints rule → trials, uncovered rules last.
 
 mod agents;
 mod attacks;
@@ -15,6 +16,7 @@ mod containment;
 mod corpus;
 mod document;
 mod drivers;
+mod durability;
 mod evidence;
 mod gate;
 mod hostile;
@@ -29,6 +31,7 @@ mod runs;
 mod schema;
 mod support;
 mod tools;
+mod traceability;
 mod validation;
 
 use std::process::ExitCode;
@@ -47,6 +50,7 @@ fn discover() -> Vec<Check> {
     all.extend(agents::checks());
     all.extend(identity::checks());
     all.extend(runs::checks());
+    all.extend(durability::checks());
     all.extend(document::checks());
     all.extend(evidence::checks());
     all.extend(binding::checks());
@@ -71,30 +75,6 @@ fn discover() -> Vec<Check> {
     // A typo in discovery must never turn the suite green.
     assert!(!all.is_empty(), "conformance discovery found zero trials");
     all
-}
-
-fn traceability(checks: &[Check]) -> Result<(), Failed> {
-    let mut problems = Vec::new();
-    for (id, _) in catalogue::RULES {
-        if !checks.iter().any(|c| c.rules.contains(id)) {
-            problems.push(format!("{id} has no trial"));
-        }
-    }
-    for c in checks {
-        if c.rules.is_empty() {
-            problems.push(format!("{} declares no rule", c.name));
-        }
-        for r in c.rules {
-            if !catalogue::RULES.iter().any(|(id, _)| id == r) {
-                problems.push(format!("{} names uncatalogued rule {r}", c.name));
-            }
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n").into())
-    }
 }
 
 fn print_matrix(checks: &[Check]) {
@@ -135,7 +115,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let args = Arguments::from_iter(raw);
-    let trace = traceability(&checks);
+    let trace = traceability::check(&checks);
     let mut trials: Vec<libtest_mimic::Trial> = checks
         .iter()
         .map(|c| {

@@ -2,6 +2,8 @@
 //! is rejected with the document, the field and the reason, and nothing panics
 //! (R-PARSE-1, 3..7).
 
+mod nested;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use anvil_bench::case::CaseError;
@@ -44,6 +46,11 @@ pub fn checks() -> Vec<Check> {
             name: "parsing::an_unknown_field_in_a_hand_written_claims_or_evidence_json_is_rejected",
             rules: &["R-PARSE-1"],
             run: unknown_field_in_research_documents,
+        },
+        Check {
+            name: "parsing::an_unknown_field_inside_evidence_verification_is_rejected",
+            rules: &["R-PARSE-1"],
+            run: nested::unknown_field_in_verification,
         },
         Check {
             name: "parsing::an_unknown_field_is_named_by_its_exact_path",

@@ -102,6 +102,11 @@ pub fn checks() -> Vec<Check> {
             run: values::tautological_description,
         },
         Check {
+            name: "validation::a_description_restating_only_the_name_and_the_type_fails",
+            rules: &["R-VAL-7"],
+            run: values::name_and_type_description,
+        },
+        Check {
             name: "validation::a_value_outside_the_vocabulary_is_refused",
             rules: &["R-VAL-7"],
             run: values::out_of_vocabulary_value,

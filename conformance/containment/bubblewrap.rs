@@ -184,6 +184,49 @@ pub(super) fn bwrap_labels() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The other half of the hidden-path check: a mount *inside* the labels directory (a
+/// subdirectory as an extra read-only path, a label file as a rail input, a repository kept
+/// there) exposes what it mounts, so the plan is refused before anything runs.
+pub(super) fn bwrap_mount_inside_labels() -> Result<(), Failed> {
+    if !bwrap_ready()? {
+        return Ok(());
+    }
+    let p = Project::new();
+    let inner = p.labels.join("by-class");
+    std::fs::create_dir_all(inner.join("repo/src"))?;
+    std::fs::write(inner.join("repo/src/lib.py"), "TIMEOUT = 30\n")?;
+    let marker = p.run.join("workspace/ran");
+    let spec = p.spec("sh", &format!("touch '{}'", marker.display()));
+    type Edit = fn(&mut SandboxPlan, &Path);
+    let plans: [(&str, Edit); 3] = [
+        (
+            "a directory inside the labels as an extra read-only path",
+            |plan, inner| plan.extra_ro.push(inner.to_path_buf()),
+        ),
+        ("a label file as a rail input", |plan, inner| {
+            plan.rail_inputs
+                .push(inner.parent().unwrap().join("answer.json"))
+        }),
+        ("a repository inside the labels directory", |plan, inner| {
+            plan.repo = inner.join("repo")
+        }),
+    ];
+    for (what, edit) in plans {
+        let mut plan = p.plan();
+        edit(&mut plan, &inner);
+        match contained(Backend::Bubblewrap, &spec, &plan) {
+            Ok(_) => return Err(format!("a plan mounting {what} ran").into()),
+            Err(e) => ensure!(
+                msg(&e).contains("hidden_path_exposed") && msg(&e).contains("labels-private"),
+                "{what}: unexpected refusal: {}",
+                msg(&e)
+            ),
+        }
+        ensure!(!marker.exists(), "{what}: the agent ran before the refusal");
+    }
+    Ok(())
+}
+
 fn msg(f: &Failed) -> String {
     f.message().unwrap_or("").to_string()
 }

@@ -96,6 +96,20 @@ pub(super) fn tautological_description() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The type is among the words a description must go beyond: `payment_id` is a string, so
+/// a description made of the name's words and the type's says nothing new.
+pub(super) fn name_and_type_description() -> Result<(), Failed> {
+    for t in ["Payment id string.", "The string id of the payment"] {
+        let w = World::new();
+        let (run, c) = describe_run(&w, t)?;
+        write_proposal(&run, &describe_proposal(t, &c));
+        let record = validated(&run)?;
+        fails_on(&record, "description_not_tautological")
+            .map_err(|e| failed(format!("{t:?}: {}", msg(&e))))?;
+    }
+    Ok(())
+}
+
 pub(super) fn out_of_vocabulary_value() -> Result<(), Failed> {
     for v in ["fortnight", "seconds", "S", "sec"] {
         stopped(

@@ -524,14 +524,13 @@ impl Critique {
         }
     }
 
-    /// True when this copy says what the authoritative record says. Only the engine's
-    /// own self-review exists so far, so a copy labelled `independent` is a forgery: an
-    /// independent review is recorded by the engine when a separate process ran it.
+    /// True when this copy is exactly the review copy of the authoritative record: its
+    /// format, verdict, proposal hash, time and every check (id, passed, detail). Only the
+    /// engine's own self-review exists so far, so a copy labelled `independent` is a
+    /// forgery: an independent review is recorded by the engine when a separate process
+    /// ran it.
     pub fn agrees_with(&self, record: &ValidationRecord) -> bool {
-        self.review == Review::SelfReview
-            && self.verdict == record.verdict
-            && self.proposal_hash == record.proposal_hash
-            && self.checks == record.checks
+        *self == Critique::of(record, Review::SelfReview)
     }
 }
 
