@@ -8,6 +8,7 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
+use anvil_bench::battery::workspace::copy_tree;
 use anvil_bench::case::evidence::EvidenceRequest;
 use anvil_bench::case::research::ClaimInput;
 use anvil_bench::case::{OpenMode, OpenRequest, open, rails};
@@ -17,26 +18,16 @@ use serde_json::json;
 
 const TARGET: &str = "op.create_payment.input.body.capture_timeout";
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), dest).unwrap();
-        }
-    }
-}
-
 /// The bundled payments example in a fresh directory.
 fn world() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    // The project's copier makes its destination itself.
+    std::fs::remove_dir(dir.path()).unwrap();
     copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments"),
         dir.path(),
-    );
+    )
+    .unwrap();
     dir
 }
 

@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 
 use anvil_bench::air::Air;
 use anvil_bench::air::openapi::{self, Document};
+use anvil_bench::battery::workspace::copy_tree;
 use anvil_bench::case::proposal::parse_proposal;
 use anvil_bench::case::rails::Critique;
 use anvil_bench::case::{CaseDoc, Run, lifecycle::Lifecycle, rail, store};
@@ -230,7 +231,9 @@ fn run_dir() -> &'static Path {
     static RUN: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     &RUN.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        copy_tree(&manifest_dir().join("examples/payments"), dir.path());
+        // The project's copier makes its destination itself.
+        std::fs::remove_dir(dir.path()).unwrap();
+        copy_tree(&manifest_dir().join("examples/payments"), dir.path()).unwrap();
         let req = anvil_bench::case::OpenRequest {
             air: dir.path().join("air.json"),
             repo: dir.path().join("repo"),
@@ -259,19 +262,6 @@ fn run_dir() -> &'static Path {
         (dir, opened.run_dir)
     })
     .1
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), dest).unwrap();
-        }
-    }
 }
 
 fn run_file(rel: &str) -> Vec<u8> {

@@ -17,7 +17,7 @@ use super::error::CaseError;
 use super::evidence::EvidenceArtifact;
 use super::lifecycle::{Lifecycle, State, now};
 use super::rail::with_rail;
-use super::rails::{Critique, RESEARCH_RECORD, load_current};
+use super::rails::{Critique, load_current};
 use super::research::{ClaimVerdict, Conflict, ResearchRecord};
 use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
 use super::validate::{ValidationRecord, Verdict};
@@ -140,16 +140,8 @@ pub fn finalize(
             });
         }
         // Verdicts are re-derived from the frozen inputs, never read back.
-        let validation: Option<ValidationRecord> = super::rails::rederive_validation(&run, &lc)?;
-        let research: Option<ResearchRecord> = if lc.records.contains_key(RESEARCH_RECORD) {
-            let evidence = store::evidence(run_dir)?;
-            let claims = store::claims(run_dir)?;
-            Some(super::rails::rederive_research(
-                &run, &lc, &evidence, &claims,
-            )?)
-        } else {
-            None
-        };
+        let (research, validation): (Option<ResearchRecord>, Option<ValidationRecord>) =
+            super::rails::rederive(&run, &lc)?;
         let critique: Option<Critique> = store::read_doc(run_dir, CRITIQUE_JSON)?;
         match (&critique, &validation) {
             (Some(c), Some(v)) if !c.agrees_with(v) => {

@@ -436,10 +436,24 @@ pub fn rederive_research(
     Ok(again)
 }
 
+/// Every verdict lifecycle.json records, re-derived once from the frozen inputs: stage 1
+/// when research froze, and validation when it ran, over the same loaded documents.
+pub fn rederive(
+    run: &Run,
+    lc: &Lifecycle,
+) -> Result<(Option<ResearchRecord>, Option<ValidationRecord>), CaseError> {
+    if !lc.records.contains_key(RESEARCH_RECORD) && !lc.records.contains_key(VALIDATION_RECORD) {
+        return Ok((None, None));
+    }
+    let frozen = load_frozen(run.clone(), lc)?;
+    let validation = rederive_validation(&frozen, lc)?;
+    Ok((Some(frozen.research), validation))
+}
+
 /// The validation record re-derived from the frozen proposal and research, checked
 /// against the one in lifecycle.json; `None` when validation never ran.
-pub fn rederive_validation(
-    run: &Run,
+fn rederive_validation(
+    frozen: &Frozen,
     lc: &Lifecycle,
 ) -> Result<Option<ValidationRecord>, CaseError> {
     let Some(recorded) = lc.record::<ValidationRecord>(VALIDATION_RECORD) else {
@@ -452,8 +466,7 @@ pub fn rederive_validation(
         }
         return Ok(None);
     };
-    let frozen = load_frozen(run.clone(), lc)?;
-    let mut again = evaluate(&frozen)?;
+    let mut again = evaluate(frozen)?;
     again.at = recorded.at.clone();
     if again != recorded {
         return Err(CaseError::Tampered {

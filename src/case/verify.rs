@@ -154,15 +154,9 @@ pub fn tamper(run_dir: &Path) -> Result<Vec<super::rail::Broken>, CaseError> {
 /// Re-derives stage 1 and the validation record from the frozen inputs, as finalize and
 /// close do; a recorded verdict that differs, or cannot be re-derived, is broken.
 fn rederived(run_dir: &Path, lc: &super::lifecycle::Lifecycle) -> Result<(), super::rail::Broken> {
-    use super::rails::{RESEARCH_RECORD, rederive_research, rederive_validation};
     let again = || -> Result<(), CaseError> {
         let run = Run::load(run_dir)?;
-        if lc.records.contains_key(RESEARCH_RECORD) {
-            let evidence = super::store::evidence(run_dir)?;
-            let claims = super::store::claims(run_dir)?;
-            rederive_research(&run, lc, &evidence, &claims)?;
-        }
-        rederive_validation(&run, lc).map(drop)
+        super::rails::rederive(&run, lc).map(drop)
     };
     again().map_err(|e| match e {
         CaseError::Tampered {
