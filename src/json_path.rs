@@ -3,6 +3,8 @@
 //! serde's own errors say *what* is wrong; this adds *where*, so a rejection of an agent's
 //! document or an AIR names the field (`operations[0].fields[2].colour`).
 
+use std::cell::RefCell;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -22,6 +24,11 @@ impl std::fmt::Display for PathError {
 /// Deserialises `value` into `T`, reporting the path of the first error. For an unknown
 /// field the path ends with the unknown key itself.
 pub fn deserialize<T: DeserializeOwned>(value: Value) -> Result<T, PathError> {
+    // The tracked deserialiser costs about twice the plain one; a valid document (nearly
+    // every one) takes the plain path, and only a refusal is replayed to find its path.
+    if let Ok(typed) = T::deserialize(&value) {
+        return Ok(typed);
+    }
     serde_path_to_error::deserialize::<_, T>(value).map_err(|err| {
         let mut path = err.path().to_string();
         let message = err.inner().to_string();
@@ -97,29 +104,25 @@ pub fn parse_versioned<T: DeserializeOwned>(
 /// on what it says). The error names the duplicated key's path.
 pub fn parse(text: &str) -> Result<Value, PathError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = serde::de::DeserializeSeed::deserialize(
-        Strict {
-            path: String::new(),
-        },
-        &mut de,
-    )
-    .and_then(|v| de.end().map(|()| v))
-    .map_err(|e| {
-        let message = e.to_string();
-        match message.strip_prefix(DUPLICATE) {
-            Some(rest) => {
-                let path = rest.split(" at line ").next().unwrap_or(rest).to_string();
-                PathError {
-                    message: format!("duplicate key `{path}` (each key may appear once)"),
-                    path,
+    let stack = RefCell::new(Vec::new());
+    let value = serde::de::DeserializeSeed::deserialize(Strict { stack: &stack }, &mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| {
+            let message = e.to_string();
+            match message.strip_prefix(DUPLICATE) {
+                Some(rest) => {
+                    let path = rest.split(" at line ").next().unwrap_or(rest).to_string();
+                    PathError {
+                        message: format!("duplicate key `{path}` (each key may appear once)"),
+                        path,
+                    }
                 }
+                None => PathError {
+                    path: ".".into(),
+                    message: format!("not valid JSON: {message}"),
+                },
             }
-            None => PathError {
-                path: ".".into(),
-                message: format!("not valid JSON: {message}"),
-            },
-        }
-    })?;
+        })?;
     Ok(value)
 }
 
@@ -134,19 +137,43 @@ pub fn parse_slice(bytes: &[u8]) -> Result<Value, PathError> {
 
 const DUPLICATE: &str = "duplicate key: ";
 
-/// Builds a [`Value`] while tracking the path, refusing duplicate keys.
-struct Strict {
-    path: String,
+/// One step of the path to the value being built.
+enum Step {
+    Key(String),
+    Index(usize),
 }
 
-impl<'de> serde::de::DeserializeSeed<'de> for Strict {
+/// Renders a path (`a.b[1].c`) from its steps.
+fn render(steps: &[Step]) -> String {
+    let mut out = String::new();
+    for step in steps {
+        match step {
+            Step::Key(k) if out.is_empty() => out.push_str(k),
+            Step::Key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// Builds a [`Value`] refusing duplicate keys. The path is kept as a stack of steps shared
+/// by the nested seeds and rendered only for a refusal: formatting it for every value was
+/// most of the cost of reading a run's documents.
+struct Strict<'a> {
+    stack: &'a RefCell<Vec<Step>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict<'_> {
     type Value = Value;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Strict {
+impl<'de> serde::de::Visitor<'de> for Strict<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -181,25 +208,31 @@ impl<'de> serde::de::Visitor<'de> for Strict {
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(Strict {
-            path: format!("{}[{}]", self.path, out.len()),
-        })? {
-            out.push(v);
+        loop {
+            self.stack.borrow_mut().push(Step::Index(out.len()));
+            let next = seq.next_element_seed(Strict { stack: self.stack });
+            self.stack.borrow_mut().pop();
+            match next? {
+                Some(v) => out.push(v),
+                None => break,
+            }
         }
         Ok(Value::Array(out))
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let path = if self.path.is_empty() {
-                key.clone()
-            } else {
-                format!("{}.{key}", self.path)
-            };
-            if out.contains_key(&key) {
+            let duplicate = out.contains_key(&key);
+            self.stack.borrow_mut().push(Step::Key(key));
+            if duplicate {
+                let path = render(&self.stack.borrow());
                 return Err(serde::de::Error::custom(format!("{DUPLICATE}{path}")));
             }
-            let value = map.next_value_seed(Strict { path })?;
+            let value = map.next_value_seed(Strict { stack: self.stack });
+            let popped = self.stack.borrow_mut().pop();
+            let (Some(Step::Key(key)), value) = (popped, value?) else {
+                return Err(serde::de::Error::custom("the path stack lost its step"));
+            };
             out.insert(key, value);
         }
         Ok(Value::Object(out))
