@@ -136,6 +136,7 @@ pub fn add_evidence(
     key: Option<&str>,
 ) -> Result<EvidenceArtifact, CaseError> {
     let body = json!({"path": req.path, "startLine": req.start_line, "endLine": req.end_line});
+    let mut fresh = None;
     let saved = with_rail(run_dir, "add-evidence", key, &body, |_| {
         let (run, _) = prepare(run_dir, "add-evidence", &[State::Open])?;
         outside_every_run(&run, "add-evidence", &req.path)?;
@@ -149,9 +150,9 @@ pub fn add_evidence(
             req,
             &now(),
         )?;
-        store_artifact(run_dir, artifact)
+        store_artifact(run_dir, artifact, &mut fresh)
     })?;
-    stored_artifact(run_dir, &saved)
+    returned_artifact(run_dir, &saved, fresh)
 }
 
 /// `add-external-evidence`: record a caller-supplied excerpt, always unverified.
@@ -163,6 +164,7 @@ pub fn add_external_evidence(
     key: Option<&str>,
 ) -> Result<EvidenceArtifact, CaseError> {
     let body = json!({"source": source, "uri": uri, "excerptHash": crate::canon::bytes_hash(excerpt.as_bytes())});
+    let mut fresh = None;
     let saved = with_rail(run_dir, "add-external-evidence", key, &body, |_| {
         let (run, _) = prepare(run_dir, "add-external-evidence", &[State::Open])?;
         let artifact = acquire_external(
@@ -172,9 +174,9 @@ pub fn add_external_evidence(
             &run.doc.policy.contract.admissible_kinds,
             &now(),
         )?;
-        store_artifact(run_dir, artifact)
+        store_artifact(run_dir, artifact, &mut fresh)
     })?;
-    stored_artifact(run_dir, &saved)
+    returned_artifact(run_dir, &saved, fresh)
 }
 
 /// What the journal keeps of an added artifact: its id and content hash, never its
@@ -239,18 +241,42 @@ fn outside_every_run(run: &Run, rail: &'static str, path: &str) -> Result<(), Ca
     }
 }
 
-fn store_artifact(run_dir: &Path, artifact: EvidenceArtifact) -> Result<ArtifactRef, CaseError> {
+/// Stores `artifact` unless the same coordinate with the same bytes is already there (the
+/// first is kept), and leaves the artifact as stored in `stored` for the caller to return.
+fn store_artifact(
+    run_dir: &Path,
+    artifact: EvidenceArtifact,
+    stored: &mut Option<EvidenceArtifact>,
+) -> Result<ArtifactRef, CaseError> {
     let mut doc = store::evidence(run_dir)?;
     let saved = ArtifactRef {
         id: artifact.id.clone(),
         content_hash: artifact.content_hash.clone(),
     };
-    // The same coordinate with the same bytes is the same artifact: keep the first.
-    if doc.get(&artifact.id).is_none() {
-        doc.insert(artifact);
-        store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
+    match doc.get(&artifact.id) {
+        Some(first) => *stored = Some(first.clone()),
+        None => {
+            *stored = Some(artifact.clone());
+            doc.insert(artifact);
+            store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
+        }
     }
     Ok(saved)
+}
+
+/// The artifact a call returns: the one this call stored or found (`fresh`), or, for a
+/// replayed call whose body did not run, the one evidence.json holds under the journal's
+/// reference. Returning `fresh` spares re-reading evidence.json, which holds every
+/// excerpt (16 MiB of one cited document cost a second parse of it).
+fn returned_artifact(
+    run_dir: &Path,
+    saved: &ArtifactRef,
+    fresh: Option<EvidenceArtifact>,
+) -> Result<EvidenceArtifact, CaseError> {
+    match fresh {
+        Some(a) if a.id == saved.id && a.content_hash == saved.content_hash => Ok(a),
+        _ => stored_artifact(run_dir, saved),
+    }
 }
 
 /// `add-claim` from a JSON body, parsed strictly (an `excerpt` field is refused).
