@@ -171,6 +171,8 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
             "init.defaultBranch=main",
             "-c",
             "commit.gpgsign=false",
+            "-c",
+            "core.logAllRefUpdates=false",
         ])
         .args(args)
         .envs(GIT_ENV.iter().copied())
@@ -211,12 +213,16 @@ pub fn prepare(
     let t_repo = dir.join("repo");
     copy_tree(repo, &t_repo)?;
     if commit {
-        git(&t_repo, &["init", "-q"])?;
+        // Every trial copies this repository, so its `.git` is kept to what git needs: no
+        // template (sample hooks, description), no reflog, and the objects in one pack —
+        // 17 files instead of 53 for a seven-file scenario. The commit is the same.
+        git(&t_repo, &["init", "-q", "--template="])?;
         git(&t_repo, &["add", "-A"])?;
         git(
             &t_repo,
             &["commit", "-q", "--no-verify", "-m", "scenario repository"],
         )?;
+        git(&t_repo, &["repack", "-a", "-d", "-q", "-n"])?;
     }
     let t_air = dir.join("air.json");
     let bytes = crate::limits::read_capped(air, crate::limits::Limit::DocBytes)
