@@ -112,8 +112,8 @@ impl RepoSnapshot {
                 .iter()
                 .any(|e| rel == e || rel.starts_with(&format!("{e}/")))
         };
-        if is_top_level(&root)
-            && let Some(snapshot) = git_snapshot(&root, &skip)
+        if let Some(repo) = top_level(&root)
+            && let Some(snapshot) = git_snapshot(&repo, &root, &skip)
         {
             return Ok(snapshot);
         }
@@ -200,20 +200,45 @@ fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
     out.status.success().then_some(out.stdout)
 }
 
-/// Whether `root` is the top level of a git work tree (a directory nested in another
-/// repository is treated as a plain tree, as [`crate::repo::revision`] does).
-fn is_top_level(root: &Path) -> bool {
-    let Some(top) = git(root, &["rev-parse", "--show-toplevel"]) else {
-        return false;
-    };
-    let top = String::from_utf8_lossy(&top);
-    std::fs::canonicalize(top.trim()).is_ok_and(|t| t == root)
+/// `root` opened as a git repository when it is the top level of a git work tree (a
+/// directory nested in another repository is treated as a plain tree, as
+/// [`crate::repo::revision`] does). Read in-process with `gix`, isolated from global
+/// configuration: HEAD, refs and the git dir cost four `git` processes per snapshot.
+fn top_level(root: &Path) -> Option<gix::Repository> {
+    let repo = gix::open_opts(root, gix::open::Options::isolated()).ok()?;
+    let top = std::fs::canonicalize(repo.workdir()?).ok()?;
+    (top == root).then_some(repo)
 }
 
-fn git_snapshot(root: &Path, skip: &dyn Fn(&str) -> bool) -> Option<RepoSnapshot> {
-    let head = git(root, &["rev-parse", "--verify", "-q", "HEAD"])
-        .map(|h| String::from_utf8_lossy(&h).trim().to_string())
-        .filter(|h| !h.is_empty());
+/// Every ref (loose and packed, HEAD excepted) and the object it names; a symbolic ref
+/// names the object its target names.
+fn refs_of(repo: &gix::Repository) -> BTreeMap<String, String> {
+    let Ok(platform) = repo.references() else {
+        return BTreeMap::new();
+    };
+    let Ok(all) = platform.all() else {
+        return BTreeMap::new();
+    };
+    all.filter_map(Result::ok)
+        .map(|mut r| {
+            let name = r.name().as_bstr().to_string();
+            let id = match r.target().try_id() {
+                Some(id) => id.to_string(),
+                None => r
+                    .follow_to_object()
+                    .map_or_else(|e| format!("unresolved:{e}"), |id| id.to_string()),
+            };
+            (name, id)
+        })
+        .collect()
+}
+
+fn git_snapshot(
+    repo: &gix::Repository,
+    root: &Path,
+    skip: &dyn Fn(&str) -> bool,
+) -> Option<RepoSnapshot> {
+    let head = repo.head_id().ok().map(|id| id.to_string());
     let raw = git(
         root,
         &[
@@ -246,17 +271,8 @@ fn git_snapshot(root: &Path, skip: &dyn Fn(&str) -> bool) -> Option<RepoSnapshot
             content,
         });
     }
-    let refs = git(root, &["for-each-ref", "--format=%(refname) %(objectname)"])
-        .map(|out| {
-            String::from_utf8_lossy(&out)
-                .lines()
-                .filter_map(|l| l.split_once(' '))
-                .map(|(name, id)| (name.to_string(), id.to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let git_dir = git(root, &["rev-parse", "--absolute-git-dir"])
-        .map(|d| PathBuf::from(String::from_utf8_lossy(&d).trim()))?;
+    let refs = refs_of(repo);
+    let git_dir = std::fs::canonicalize(repo.git_dir()).ok()?;
     let mut metadata = BTreeMap::new();
     metadata.insert("config".to_string(), content_of(&git_dir.join("config")));
     for sub in ["hooks", "info"] {
