@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use super::arm::Arm;
-use super::corpus::load_scenarios;
+use super::corpus::{Scenario, load_scenarios};
 use super::plan::{Partition, Planned, Selector, plan};
 use super::results::{
     FORMAT_VERSION, Host, Infra, MANIFEST_JSON, Manifest, NotRun, RESULTS_FORMAT, RESULTS_JSON,
@@ -529,15 +529,16 @@ pub fn run(
         ulid::Ulid::new().to_string().to_lowercase()
     ));
     let needed: BTreeSet<&str> = todo.iter().map(|p| p.scenario.as_str()).collect();
-    let mut prepared: BTreeMap<String, Arc<Prepared>> = BTreeMap::new();
-    for s in scenarios
+    let wanted: Vec<&Scenario> = scenarios
         .iter()
         .filter(|s| needed.contains(s.dir_id.as_str()))
-    {
-        let dir = work_root
-            .join("templates")
-            .join(ulid::Ulid::new().to_string().to_lowercase());
-        let template = workspace::prepare(&s.repo(), &s.air(), &dir, git).map_err(|e| {
+        .collect();
+    // Templates are prepared on the battery's jobs: each is a copy and four git calls, and
+    // one after another they were a second of wall time with one core idle.
+    let templates = prepare_templates(&wanted, &work_root, git, cfg.jobs);
+    let mut prepared: BTreeMap<String, Arc<Prepared>> = BTreeMap::new();
+    for (s, template) in wanted.iter().zip(templates) {
+        let template = template.map_err(|e| {
             let _ = std::fs::remove_dir_all(&work_root);
             BatteryError::Input(format!("scenario `{}`: {e}", s.dir_id))
         })?;
@@ -619,6 +620,46 @@ enum Msg {
     Retry(String, u32, String),
     Done(Box<TrialRecord>),
     Fatal(String),
+}
+
+/// Each scenario's template under `<work_root>/templates/<random>`, in the order given,
+/// prepared on up to `jobs` threads.
+fn prepare_templates(
+    scenarios: &[&Scenario],
+    work_root: &Path,
+    git: bool,
+    jobs: usize,
+) -> Vec<Result<workspace::Template, workspace::WorkspaceError>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<_>>> = scenarios.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, scenarios.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(s) = scenarios.get(i) else { break };
+                    let dir = work_root
+                        .join("templates")
+                        .join(ulid::Ulid::new().to_string().to_lowercase());
+                    let template = workspace::prepare(&s.repo(), &s.air(), &dir, git);
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = Some(template);
+                    }
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner().ok().flatten().unwrap_or_else(|| {
+                Err(workspace::WorkspaceError::Refused {
+                    path: work_root.to_path_buf(),
+                    reason: "a template was not prepared (a preparing thread stopped)".into(),
+                })
+            })
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
