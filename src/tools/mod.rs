@@ -26,7 +26,7 @@ mod scan;
 mod schema;
 mod source;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -251,10 +251,11 @@ fn preflight(
                     None => walk(&mut walked)?,
                 };
                 let mut rels: Vec<String> = Vec::with_capacity(files.len());
+                let mut seen = BTreeSet::new();
                 for f in &files {
                     selection.add(id, f);
                     // Two names for one file (a link inside the repository) search it once.
-                    if !rels.contains(&f.rel) {
+                    if seen.insert(f.rel.as_str()) {
                         rels.push(f.rel.clone());
                     }
                 }
