@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-11}
 
 cargo build --release --quiet
-BIN=$PWD/target/release/anvil-bench
+BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/anvil-bench
 if ! command -v rg >/dev/null; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     apt-get install -y -qq ripgrep >/dev/null 2>&1 || apt-get update -qq >/dev/null && apt-get install -y -qq ripgrep >/dev/null

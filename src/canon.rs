@@ -35,9 +35,12 @@ pub fn canonical_json<T: Serialize + ?Sized>(value: &T) -> String {
 
 /// Lowercase hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest.iter() {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    let mut out = String::with_capacity(2 * digest.len());
+    for byte in digest {
         out.push(char::from_digit(u32::from(byte >> 4), 16).unwrap_or('0'));
         out.push(char::from_digit(u32::from(byte & 0x0f), 16).unwrap_or('0'));
     }
@@ -52,6 +55,11 @@ pub fn canonical_hash<T: Serialize + ?Sized>(value: &T) -> String {
 /// sha256 of raw bytes, as `sha256:<hex>`.
 pub fn bytes_hash(bytes: &[u8]) -> String {
     format!("sha256:{}", sha256_hex(bytes))
+}
+
+/// What [`bytes_hash`] gives for the bytes fed to `hasher`: for bytes read in pieces.
+pub(crate) fn streamed_hash(hasher: Sha256) -> String {
+    format!("sha256:{}", hex(&hasher.finalize()))
 }
 
 #[cfg(test)]

@@ -22,10 +22,11 @@ mod files;
 mod limits;
 mod request;
 mod result;
+mod scan;
 mod schema;
 mod source;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -44,7 +45,7 @@ use crate::case::rail::with_rail;
 use crate::case::rails::load_current;
 use crate::case::run::{CASE_JSON, Run};
 use database::Snapshot;
-use files::{Loaded, Repo, ScopedFile, Selection};
+use files::{Repo, ScopedFile, Selection};
 use request::{Batch, Item, Op};
 
 /// The rail name under which `case query` calls are journaled.
@@ -120,11 +121,11 @@ pub fn query_with_limits(
     )?;
     let prepared = preflight(&repo, &batch, &run.doc.database_snapshots, limits)?;
     let mut results = Vec::with_capacity(batch.items.len());
-    for (item, plan) in batch.items.iter().zip(&prepared.plans) {
+    for (index, (item, plan)) in batch.items.iter().zip(&prepared.plans).enumerate() {
         results.push(RequestResult {
             request_id: item.id.clone(),
             request_hash: item.hash.clone(),
-            result: answer(item, plan, &prepared, limits)?,
+            result: answer(index, item, plan, &prepared)?,
         });
     }
     let doc = ResultDoc {
@@ -203,8 +204,10 @@ enum Plan {
 
 struct Prepared {
     plans: Vec<Plan>,
-    loaded: BTreeMap<String, Loaded>,
+    read: scan::Read,
     snapshots: Vec<Snapshot>,
+    /// Each search's page, by request index.
+    pages: Vec<Option<(PageInfo, Vec<LineMatch>)>>,
 }
 
 /// Every I/O the batch needs, and every check, before any request is answered.
@@ -248,10 +251,11 @@ fn preflight(
                     None => walk(&mut walked)?,
                 };
                 let mut rels: Vec<String> = Vec::with_capacity(files.len());
+                let mut seen = BTreeSet::new();
                 for f in &files {
                     selection.add(id, f);
                     // Two names for one file (a link inside the repository) search it once.
-                    if !rels.contains(&f.rel) {
+                    if seen.insert(f.rel.as_str()) {
                         rels.push(f.rel.clone());
                     }
                 }
@@ -269,17 +273,20 @@ fn preflight(
     // Any database request reads every declared snapshot: a table is found by its name.
     let first_db = batch.items.iter().find(|i| i.op.is_database());
     // The tables are exactly the snapshots case.json declares, as they were at open.
+    let mut whole = Vec::new();
     if let Some(item) = first_db {
         for declared in declared {
             let f = repo.resolve(&item.id, &declared.path)?;
             selection.add(&item.id, &f);
+            whole.push(f.rel);
         }
     }
-    let loaded = selection.read(limits)?;
+    let (matchers, wants) = wants(batch, &plans, &whole);
+    let read = scan::read(selection, &wants, &matchers, limits)?;
     let mut snapshots = Vec::new();
     if let Some(item) = first_db {
         for declared in declared {
-            let Some(file) = loaded.get(&declared.path) else {
+            let Some(file) = read.whole.get(&declared.path) else {
                 continue;
             };
             if file.sha256 != declared.sha256 {
@@ -291,29 +298,83 @@ fn preflight(
             snapshots.push(database::parse(&item.id, file, limits)?);
         }
     }
-    let prepared = Prepared {
+    let mut prepared = Prepared {
         plans,
-        loaded,
+        read,
         snapshots,
+        pages: Vec::new(),
     };
     for (item, plan) in batch.items.iter().zip(&prepared.plans) {
-        check(item, plan, &prepared, limits)?;
+        check(item, plan, &prepared)?;
+    }
+    // The pages last, once every check has passed: each reads the files holding its
+    // matches a second time, refused if they changed since the first.
+    for ((index, item), matcher) in batch.items.iter().enumerate().zip(&matchers) {
+        let page = match (&item.op, &prepared.plans[index], matcher) {
+            (
+                Op::FindText { page, .. } | Op::FindSymbol { page, .. },
+                Plan::Files(rels),
+                Some(matcher),
+            ) => {
+                let read = &prepared.read;
+                Some(read.page(&item.id, index, rels, matcher, *page, limits)?)
+            }
+            _ => None,
+        };
+        prepared.pages.push(page);
     }
     Ok(prepared)
 }
 
+/// What each request wants of each file it reads, and each search's matcher (by request
+/// index); `whole` are the snapshots, kept whole.
+fn wants(
+    batch: &Batch,
+    plans: &[Plan],
+    whole: &[String],
+) -> (Vec<Option<source::Matcher>>, BTreeMap<String, scan::Wants>) {
+    let mut wants: BTreeMap<String, scan::Wants> = BTreeMap::new();
+    let mut matchers = Vec::with_capacity(plans.len());
+    for (index, (item, plan)) in batch.items.iter().zip(plans).enumerate() {
+        let matcher = match &item.op {
+            Op::FindText {
+                text,
+                case_sensitive,
+                ..
+            } => Some(source::Matcher::text(text, *case_sensitive)),
+            Op::FindSymbol { symbol, .. } => Some(source::Matcher::symbol(symbol)),
+            _ => None,
+        };
+        if let Plan::Files(rels) = plan {
+            for rel in rels {
+                let want = wants.entry(rel.clone()).or_default();
+                match &item.op {
+                    Op::ReadContext { start, end, .. } => {
+                        want.contexts.push((index, *start, *end));
+                    }
+                    _ if matcher.is_some() => want.searches.push(index),
+                    _ => {}
+                }
+            }
+        }
+        matchers.push(matcher);
+    }
+    for rel in whole {
+        wants.entry(rel.clone()).or_default().whole = true;
+    }
+    (matchers, wants)
+}
+
 /// The per-request checks that need the bytes: encodings, ranges, tables and columns.
-fn check(item: &Item, plan: &Plan, p: &Prepared, limits: &ToolLimits) -> Result<(), ToolError> {
+fn check(item: &Item, plan: &Plan, p: &Prepared) -> Result<(), ToolError> {
     let id = item.id.as_str();
     match (&item.op, plan) {
         (Op::FindText { .. } | Op::FindSymbol { .. }, Plan::Files(rels)) => {
-            for f in source::pick(&p.loaded, rels) {
-                f.text(id)?;
-            }
+            p.read.check_text(id, rels)?;
         }
         (Op::ReadContext { start, end, .. }, Plan::Files(rels)) => {
-            for f in source::pick(&p.loaded, rels) {
-                source::read_context(id, f, *start, *end, limits)?;
+            for rel in rels {
+                p.read.check_context(id, rel, *start, *end)?;
             }
         }
         (Op::Describe { table: Some(t) }, _) => {
@@ -350,73 +411,67 @@ fn check(item: &Item, plan: &Plan, p: &Prepared, limits: &ToolLimits) -> Result<
     Ok(())
 }
 
-/// Answers one preflighted request from the bytes already read.
+/// Answers one preflighted request (the `index`th) from what preflight read.
 fn answer(
+    index: usize,
     item: &Item,
     plan: &Plan,
     p: &Prepared,
-    limits: &ToolLimits,
 ) -> Result<OperationResult, ToolError> {
     let id = item.id.as_str();
-    let files = |rels: &[String]| source::pick(&p.loaded, rels);
+    let page = || {
+        p.pages
+            .get(index)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| ToolError::Run {
+                kind: "io",
+                message: "a search's page was not prepared".into(),
+            })
+    };
     Ok(match (&item.op, plan) {
         (Op::ListFiles { glob, .. }, Plan::List(info, rels)) => {
             OperationResult::ListFiles(ListFilesResult {
                 glob: glob.as_ref().map(|(g, _)| g.clone()),
                 page: *info,
-                files: files(rels)
-                    .into_iter()
+                files: rels
+                    .iter()
+                    .filter_map(|r| p.read.files.get(r))
                     .map(|f| FileEntry {
-                        path: f.rel.clone(),
-                        kind: f.kind,
-                        size: f.bytes.len() as u64,
-                        sha256: f.sha256.clone(),
+                        path: f.streamed.file.rel.clone(),
+                        kind: f.streamed.file.kind,
+                        size: f.streamed.file.size,
+                        sha256: f.streamed.sha256.clone(),
                     })
                     .collect(),
             })
         }
-        (
-            Op::FindText {
-                text,
-                case_sensitive,
-                page,
-                ..
-            },
-            Plan::Files(rels),
-        ) => {
-            let needle = source::TextNeedle::new(text, *case_sensitive);
-            let count = |line: &str| needle.occurrences(line);
-            let (checked_files, page, matches) =
-                source::search(id, &files(rels), count, *page, limits)?;
+        (Op::FindText { case_sensitive, .. }, Plan::Files(rels)) => {
+            let (page, matches) = page()?;
             OperationResult::FindText(FindTextResult {
                 case_sensitive: *case_sensitive,
-                checked_files,
+                checked_files: p.read.checked(rels),
                 page,
                 matches,
                 note: source::FIND_TEXT_NOTE.into(),
             })
         }
-        (Op::FindSymbol { symbol, page, .. }, Plan::Files(rels)) => {
-            let count = |line: &str| source::symbol_occurrences(line, symbol);
-            let (checked_files, page, matches) =
-                source::search(id, &files(rels), count, *page, limits)?;
+        (Op::FindSymbol { symbol, .. }, Plan::Files(rels)) => {
+            let (page, matches) = page()?;
             OperationResult::FindSymbol(FindSymbolResult {
                 symbol: symbol.clone(),
-                checked_files,
+                checked_files: p.read.checked(rels),
                 page,
                 matches,
                 note: source::FIND_SYMBOL_NOTE.into(),
             })
         }
         (Op::ReadContext { start, end, .. }, Plan::Files(rels)) => {
-            let file = files(rels)
-                .into_iter()
-                .next()
-                .ok_or_else(|| ToolError::Run {
-                    kind: "io",
-                    message: "a preflighted file is missing".into(),
-                })?;
-            OperationResult::ReadContext(source::read_context(id, file, *start, *end, limits)?)
+            let rel = rels.first().ok_or_else(|| ToolError::Run {
+                kind: "io",
+                message: "a preflighted file is missing".into(),
+            })?;
+            OperationResult::ReadContext(p.read.context(id, index, rel, *start, *end)?)
         }
         (Op::Describe { table }, _) => {
             let tables = match table {

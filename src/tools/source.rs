@@ -1,18 +1,17 @@
-//! The source operations over files already read for the batch: list, literal text search,
+//! The source operations over a file's text as it streams by: literal text search,
 //! token-boundary symbol search and line context.
 //!
-//! Invariant: results are computed only from the bytes read once for the batch, in the
-//! order given (requested file order, then line order), with 1-based line numbers and the
-//! sha256 of the whole file on every match. A long line is shortened for display and
-//! marked `textTruncated`; it is never skipped.
+//! Invariant: a line is numbered and counted exactly as the whole-file algorithm would
+//! (requested file order, then line order, 1-based numbers): a search reads every line that
+//! could match, and skips only lines that lack bytes every match needs. A long line is
+//! shortened for display and marked `textTruncated`; it is never skipped.
 
-use std::collections::BTreeMap;
+use std::ops::Range;
 
-use super::error::ToolError;
-use super::files::{Loaded, lines};
-use super::limits::ToolLimits;
-use super::request::Page;
-use super::result::{CheckedFile, ContextLine, LineMatch, PageInfo, ReadContextResult};
+use memchr::memmem::Finder;
+
+use super::files::{TextSink, line_text, lines};
+use super::result::ContextLine;
 
 pub(crate) const FIND_TEXT_NOTE: &str = "literal (not regex) line matches in the checked files \
 only; no match says nothing about files that were not checked";
@@ -20,7 +19,7 @@ pub(crate) const FIND_SYMBOL_NOTE: &str = "identifier occurrences at token bound
 declarations, definitions, comments and strings are not distinguished; this is not a parser";
 
 /// A line for display: at most `max` characters, and whether it was cut.
-pub(crate) fn display(line: &str, max: usize) -> (String, bool) {
+fn display(line: &str, max: usize) -> (String, bool) {
     match line.char_indices().nth(max) {
         Some((cut, _)) => (line[..cut].to_string(), true),
         None => (line.to_string(), false),
@@ -30,7 +29,7 @@ pub(crate) fn display(line: &str, max: usize) -> (String, bool) {
 /// A literal text compiled once for a whole search (a SIMD substring searcher), instead
 /// of a new searcher for every line.
 pub(crate) struct TextNeedle {
-    finder: memchr::memmem::Finder<'static>,
+    finder: Finder<'static>,
     case_sensitive: bool,
     empty: bool,
 }
@@ -44,7 +43,7 @@ impl TextNeedle {
         };
         TextNeedle {
             empty: needle.is_empty(),
-            finder: memchr::memmem::Finder::new(needle.as_bytes()).into_owned(),
+            finder: Finder::new(needle.as_bytes()).into_owned(),
             case_sensitive,
         }
     }
@@ -63,6 +62,12 @@ impl TextNeedle {
                 .count()
         }
     }
+
+    /// Bytes every line with an occurrence contains, when there are such bytes: a
+    /// case-insensitive match may hold other bytes than the needle (`K` lowercases to `k`).
+    fn required(&self) -> Option<&Finder<'static>> {
+        (self.case_sensitive && !self.empty).then_some(&self.finder)
+    }
 }
 
 fn is_ident_char(c: char) -> bool {
@@ -80,93 +85,178 @@ pub(crate) fn symbol_occurrences(line: &str, symbol: &str) -> usize {
         .count()
 }
 
-/// Searches `files` (in order) line by line; `count` gives a line's occurrences.
-pub(crate) fn search(
-    request: &str,
-    files: &[&Loaded],
-    count: impl Fn(&str) -> usize,
-    page: Page,
-    limits: &ToolLimits,
-) -> Result<(Vec<CheckedFile>, PageInfo, Vec<LineMatch>), ToolError> {
-    let mut checked = Vec::with_capacity(files.len());
-    // (file index, line number, occurrences)
-    let mut hits: Vec<(usize, usize, usize)> = Vec::new();
-    let mut texts = Vec::with_capacity(files.len());
-    for (i, f) in files.iter().enumerate() {
-        let ls = lines(f.text(request)?);
-        checked.push(CheckedFile {
-            path: f.rel.clone(),
-            sha256: f.sha256.clone(),
-            lines: ls.len() as u64,
-        });
-        for (n, line) in ls.iter().enumerate() {
-            let k = count(line);
-            if k > 0 {
-                hits.push((i, n, k));
-            }
-        }
-        texts.push(ls);
+/// What a search counts in a line.
+pub(crate) enum Matcher {
+    Text(TextNeedle),
+    Symbol {
+        symbol: String,
+        /// Finds the symbol's bytes, which every line with an occurrence contains.
+        finder: Option<Finder<'static>>,
+    },
+}
+
+impl Matcher {
+    pub(crate) fn text(needle: &str, case_sensitive: bool) -> Matcher {
+        Matcher::Text(TextNeedle::new(needle, case_sensitive))
     }
-    let (info, range) = PageInfo::of(hits.len(), page.offset, page.limit);
-    let matches = hits[range]
-        .iter()
-        .map(|&(i, n, k)| {
-            let (text, text_truncated) = display(texts[i][n], limits.line_chars);
-            LineMatch {
-                path: files[i].rel.clone(),
-                sha256: files[i].sha256.clone(),
-                line: n as u64 + 1,
+
+    pub(crate) fn symbol(symbol: &str) -> Matcher {
+        Matcher::Symbol {
+            symbol: symbol.into(),
+            finder: (!symbol.is_empty()).then(|| Finder::new(symbol.as_bytes()).into_owned()),
+        }
+    }
+
+    /// Occurrences in one line.
+    pub(crate) fn count(&self, line: &str) -> usize {
+        match self {
+            Matcher::Text(needle) => needle.occurrences(line),
+            Matcher::Symbol { symbol, .. } => symbol_occurrences(line, symbol),
+        }
+    }
+
+    fn required(&self) -> Option<&Finder<'static>> {
+        match self {
+            Matcher::Text(needle) => needle.required(),
+            Matcher::Symbol { finder, .. } => finder.as_ref(),
+        }
+    }
+}
+
+/// A line a search hit, ready to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hit {
+    /// 1-based.
+    pub line: u64,
+    pub occurrences: u64,
+    pub text: String,
+    pub text_truncated: bool,
+}
+
+/// One search over one file's text: how many lines it hits, and the hits whose 0-based
+/// index among them falls in `keep`, ready to show. Only those are kept, so a file with a
+/// million hits costs a counter.
+pub(crate) struct FileSearch<'m> {
+    matcher: &'m Matcher,
+    keep: Range<u64>,
+    line_chars: usize,
+    pub hits: u64,
+    pub kept: Vec<Hit>,
+}
+
+impl<'m> FileSearch<'m> {
+    pub(crate) fn new(matcher: &'m Matcher, keep: Range<u64>, line_chars: usize) -> Self {
+        FileSearch {
+            matcher,
+            keep,
+            line_chars,
+            hits: 0,
+            kept: Vec::new(),
+        }
+    }
+
+    /// Line `n` (0-based).
+    fn line(&mut self, n: u64, line: &str) {
+        let k = self.matcher.count(line);
+        if k == 0 {
+            return;
+        }
+        if self.keep.contains(&self.hits) {
+            let (text, text_truncated) = display(line, self.line_chars);
+            self.kept.push(Hit {
+                line: n + 1,
                 occurrences: k as u64,
                 text,
                 text_truncated,
-            }
-        })
-        .collect();
-    Ok((checked, info, matches))
+            });
+        }
+        self.hits += 1;
+    }
 }
 
-/// Lines `start..=end` of one file, refusing a range outside it.
-pub(crate) fn read_context(
-    request: &str,
-    file: &Loaded,
-    start: u32,
-    end: u32,
-    limits: &ToolLimits,
-) -> Result<ReadContextResult, ToolError> {
-    let ls = lines(file.text(request)?);
-    if end as usize > ls.len() {
-        return Err(ToolError::InvalidRange {
-            request: request.into(),
-            path: file.rel.clone(),
+impl TextSink for FileSearch<'_> {
+    fn text(&mut self, first: u64, text: &str) {
+        let Some(finder) = self.matcher.required() else {
+            for (n, line) in (first..).zip(lines(text)) {
+                self.line(n, line);
+            }
+            return;
+        };
+        // Only the lines holding the required bytes can match: find those bytes, then the
+        // line around them, counting the newlines skipped on the way for its number while
+        // a hit to keep may still come (a hit's number is shown only when it is kept).
+        let bytes = text.as_bytes();
+        let (mut n, mut counted, mut from) = (first, 0, 0);
+        while let Some(at) = finder.find(&bytes[from..]) {
+            let at = from + at;
+            let start = memchr::memrchr(b'\n', &bytes[from..at]).map_or(from, |i| from + i + 1);
+            let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1);
+            if self.hits < self.keep.end {
+                n += memchr::memchr_iter(b'\n', &bytes[counted..start]).count() as u64;
+                counted = start;
+            }
+            self.line(n, line_text(&text[start..end]));
+            from = end;
+        }
+    }
+}
+
+/// Lines `start..=end` (1-based) of one file's text, ready to show.
+pub(crate) struct FileContext {
+    start: u64,
+    end: u64,
+    line_chars: usize,
+    pub lines: Vec<ContextLine>,
+}
+
+impl FileContext {
+    pub(crate) fn new(start: u32, end: u32, line_chars: usize) -> Self {
+        FileContext {
             start: start.into(),
             end: end.into(),
-            reason: format!("the file has {} lines", ls.len()),
-        });
+            line_chars,
+            lines: Vec::new(),
+        }
     }
-    let lines = (start..=end)
-        .map(|n| {
-            let (text, text_truncated) = display(ls[n as usize - 1], limits.line_chars);
-            ContextLine {
-                line: n.into(),
-                text,
-                text_truncated,
-            }
-        })
-        .collect();
-    Ok(ReadContextResult {
-        path: file.rel.clone(),
-        kind: file.kind,
-        sha256: file.sha256.clone(),
-        start_line: start.into(),
-        end_line: end.into(),
-        line_count: ls.len() as u64,
-        lines,
-    })
 }
 
-/// The loaded files named by `rels`, in that order.
-pub(crate) fn pick<'a>(loaded: &'a BTreeMap<String, Loaded>, rels: &[String]) -> Vec<&'a Loaded> {
-    rels.iter().filter_map(|r| loaded.get(r)).collect()
+impl TextSink for FileContext {
+    fn text(&mut self, first: u64, text: &str) {
+        if first >= self.end {
+            return;
+        }
+        for (n, line) in (first + 1..).zip(lines(text)) {
+            if n > self.end {
+                break;
+            }
+            if n >= self.start {
+                let (text, text_truncated) = display(line, self.line_chars);
+                self.lines.push(ContextLine {
+                    line: n,
+                    text,
+                    text_truncated,
+                });
+            }
+        }
+    }
+}
+
+/// What one request makes of a file's text.
+pub(crate) enum Reader<'m> {
+    Search(FileSearch<'m>),
+    Context(FileContext),
+}
+
+/// The readers of one file, each with the index of its request in the batch.
+impl TextSink for Vec<(usize, Reader<'_>)> {
+    fn text(&mut self, first: u64, text: &str) {
+        for (_, reader) in self {
+            match reader {
+                Reader::Search(s) => s.text(first, text),
+                Reader::Context(c) => c.text(first, text),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
