@@ -160,5 +160,20 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// `detect` alone on an AIR of 50 and of 5,000 operations (target: ≤ 100 ms at 5,000).
+fn bench_detect(c: &mut Criterion) {
+    let mut group = c.benchmark_group("detect");
+    group.sample_size(10);
+    for operations in [50, 5000] {
+        let doc = Document::parse(synthetic_yaml(operations), "synthetic.yaml").unwrap();
+        let air = openapi::import(&doc).unwrap().air;
+        assert_eq!(air.operations.len(), operations);
+        group.bench_function(format!("{operations}_operations"), |b| {
+            b.iter(|| black_box(detect(black_box(&air))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_detect);
 criterion_main!(benches);

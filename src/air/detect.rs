@@ -3,7 +3,6 @@
 //! Invariant: the same AIR always yields the same plan, in document order. Nothing here
 //! reads a repository or guesses; a deficiency is a property of the AIR alone.
 
-use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -256,31 +255,45 @@ fn stem(word: &str) -> &str {
 
 /// True when every content word of `description` already appears in `name` or `ty`.
 pub fn is_tautological(description: &str, name: &str, ty: &str) -> bool {
-    let known: BTreeSet<String> = name_words(name)
-        .into_iter()
-        .chain(name_words(ty))
-        .map(|w| stem(&w).to_string())
+    restates(description, &name_words(name), ty)
+}
+
+/// [`is_tautological`] with the name already split into words.
+fn restates(description: &str, name_words_: &[String], ty: &str) -> bool {
+    let ty_words = name_words(ty);
+    let known: Vec<&str> = name_words_
+        .iter()
+        .chain(&ty_words)
+        .map(|w| stem(w))
         .collect();
-    let content: Vec<String> = name_words(description)
+    let mut content = name_words(description)
         .into_iter()
         .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect();
-    !content.is_empty() && content.iter().all(|w| known.contains(stem(w)))
+        .peekable();
+    content.peek().is_some() && content.all(|w| known.contains(&stem(&w)))
 }
 
 fn is_blank(text: &Option<String>) -> bool {
     text.as_deref().is_none_or(|t| t.trim().is_empty())
 }
 
-fn has_word(name: &str, words: &[&str]) -> bool {
-    let parts = name_words(name);
-    let joined: String = parts.concat();
-    parts.iter().any(|p| words.contains(&p.as_str())) || words.contains(&joined.as_str())
+/// Whether one of a name's words (`parts`, from [`name_words`]), or all of them run
+/// together, is in `words`.
+fn has_word(parts: &[String], words: &[&str]) -> bool {
+    parts.iter().any(|p| words.contains(&p.as_str()))
+        || (parts.len() > 1 && words.contains(&parts.concat().as_str()))
 }
 
 /// The deterministic refinement plan for `air`.
 pub fn detect(air: &Air) -> Vec<Deficiency> {
-    let mut out = Vec::new();
+    // About one deficiency per target in a description that needs work: sized once
+    // rather than regrown (and copied) a dozen times over a large AIR.
+    let targets: usize = air
+        .operations
+        .iter()
+        .map(|op| 1 + op.fields.len() + op.errors.len())
+        .sum();
+    let mut out = Vec::with_capacity(targets);
     for op in &air.operations {
         detect_operation(op, &mut out);
         for field in &op.fields {
@@ -349,6 +362,8 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
         location: field.location,
         name: field.name.clone(),
     };
+    // Split once: three checks below read the name's words.
+    let words = name_words(&field.name);
     match &field.description {
         d if is_blank(d) => push(
             out,
@@ -357,7 +372,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
             None,
             format!("field `{}` has no description", field.name),
         ),
-        Some(d) if is_tautological(d, &field.name, &field.ty) => push(
+        Some(d) if restates(d, &words, &field.ty) => push(
             out,
             target.clone(),
             DeficiencyCode::TautologicalDescription,
@@ -367,7 +382,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
         _ => {}
     }
     let numeric = matches!(field.ty.as_str(), "integer" | "number");
-    if numeric && field.unit.is_none() && has_word(&field.name, QUANTITY_WORDS) {
+    if numeric && field.unit.is_none() && has_word(&words, QUANTITY_WORDS) {
         push(
             out,
             target.clone(),
@@ -376,7 +391,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
             format!("`{}` is a quantity without a unit", field.name),
         );
     }
-    if field.sensitivity.is_none() && has_word(&field.name, SENSITIVE_WORDS) {
+    if field.sensitivity.is_none() && has_word(&words, SENSITIVE_WORDS) {
         push(
             out,
             target.clone(),
