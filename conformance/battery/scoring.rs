@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
 use serde_json::json;
 
-use super::{Fixture, PROPOSAL, battery_ok, trial};
+use super::{Fixture, PROPOSAL, SUPPORTED, battery_ok, trial};
 use crate::support::{failed, write_json};
 use crate::{Check, ensure};
 
@@ -279,6 +279,64 @@ fn a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto() -> Result<(), 
     Ok(())
 }
 
+/// Regression: a scorer that counted no patch on a `supported` scenario harmful would call
+/// an overwrite of the value the label proves right harmless.
+fn overwriting_a_value_the_label_proves_right_is_reported_harmful() -> Result<(), Failed> {
+    let f = Fixture::new(&[SUPPORTED]);
+    // The AIR's `cache_ttl` unit is `s`, which the label says is right (`supported`); the
+    // script cites the labelled test and overwrites it with `ms`.
+    let script = wrong_value_script(
+        &f,
+        "overwrite.json",
+        &[("tests/cache_rules.rs", 6, 19)],
+        "field.unit",
+        json!("ms"),
+    );
+    let mut cfg = f.config("out", Arm::Scripted);
+    cfg.driver.script = Some(script);
+    let doc = battery_ok(&cfg)?.results;
+    let t = trial(&doc, SUPPORTED, Arm::Scripted)?;
+    ensure!(
+        t.patch.as_ref().and_then(|p| p.get("unit")) == Some(&json!("ms")),
+        "{}: expected a patch setting `ms`, got {:?} ({:?})",
+        t.id,
+        t.patch,
+        t.reason
+    );
+    ensure!(
+        t.harmful && !t.correct,
+        "{}: an overwrite of the proven value: harmful {} correct {}",
+        t.id,
+        t.harmful,
+        t.correct
+    );
+    ensure!(
+        t.harmful_at_auto == (t.tier.as_deref() == Some("auto")),
+        "{}: harmfulAtAuto {} at tier {:?}",
+        t.id,
+        t.harmful_at_auto,
+        t.tier
+    );
+    let summary = doc
+        .classes
+        .iter()
+        .find(|c| c.class == "only-in-tests")
+        .ok_or("no class summary")?;
+    for (what, s) in [("only-in-tests", summary), ("overall", &doc.overall)] {
+        ensure!(
+            s.arms["scripted"].harmful == 1 && s.arms["scripted"].harmful_rate == Some(1.0),
+            "{what}: scripted harmful {} rate {:?}",
+            s.arms["scripted"].harmful,
+            s.arms["scripted"].harmful_rate
+        );
+        ensure!(
+            s.arms["baseline"].harmful == 0,
+            "{what}: the baseline is counted harmful"
+        );
+    }
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -295,6 +353,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto",
             rules: &["R-BAT-16"],
             run: a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto,
+        },
+        Check {
+            name: "battery::overwriting_a_value_the_label_proves_right_is_reported_harmful",
+            rules: &["R-BAT-16"],
+            run: overwriting_a_value_the_label_proves_right_is_reported_harmful,
         },
     ]
 }
