@@ -393,6 +393,106 @@ fn every_interval_is_recomputed_from_results_json_alone() -> Result<(), Failed> 
     Ok(())
 }
 
+/// Regression: a manifest that left a setting out (the budget, the timeout, …) would let a
+/// resume or a merge join runs that did not share it.
+fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let base_cfg = f.command_config("out", "true");
+    let build = |cfg: &anvil_bench::battery::runner::Config, digest: &str, seal: &str, git| {
+        manifest(cfg, digest.into(), seal.into(), git)
+    };
+    let base = build(&base_cfg, "sha256:corpus", "sha256:labels", true);
+    type Edit = fn(&mut anvil_bench::battery::runner::Config);
+    let edits: [(&str, &str, Edit); 14] = [
+        ("seed", "seed", |c| c.seed += 1),
+        ("repeats", "repeats", |c| c.repeats += 1),
+        ("retries", "retries", |c| c.retries += 1),
+        ("timeout", "trialTimeoutSecs", |c| {
+            c.driver.timeout += Duration::from_secs(1)
+        }),
+        ("max turns", "maxTurns", |c| c.driver.max_turns = Some(7)),
+        ("budget", "maxBudgetUsd", |c| c.max_budget_usd = Some(1.5)),
+        ("class selection", "selection", |c| {
+            c.selector.classes = vec!["documented".into()]
+        }),
+        ("scenario selection", "selection", |c| {
+            c.selector.globs = vec!["documented/*".into()]
+        }),
+        ("limit", "selection", |c| c.selector.limit = Some(1)),
+        ("investigator version", "investigator", |c| {
+            c.investigator_version.push_str("-other")
+        }),
+        ("model", "investigator", |c| {
+            c.driver.model = Some("other-model".into())
+        }),
+        ("endpoint", "investigator", |c| {
+            c.endpoint = "http://other".into()
+        }),
+        ("backend", "investigator", |c| {
+            c.driver.backend = anvil_bench::sandbox::Backend::Bubblewrap
+        }),
+        ("controls", "arms", |c| c.controls = true),
+    ];
+    for (what, field, edit) in edits {
+        let mut cfg = base_cfg.clone();
+        edit(&mut cfg);
+        let other = build(&cfg, "sha256:corpus", "sha256:labels", true);
+        let diff: Vec<String> = base
+            .differences(&other, &[])
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect();
+        ensure!(
+            diff.contains(&field.to_string()),
+            "another {what} leaves `{field}` unchanged in the manifest: differences {diff:?}"
+        );
+    }
+    for (what, field, other) in [
+        (
+            "corpus",
+            "corpusDigest",
+            build(&base_cfg, "sha256:other", "sha256:labels", true),
+        ),
+        (
+            "label set",
+            "labelSeal",
+            build(&base_cfg, "sha256:corpus", "sha256:other", true),
+        ),
+        (
+            "git",
+            "gitCommits",
+            build(&base_cfg, "sha256:corpus", "sha256:labels", false),
+        ),
+    ] {
+        let diff: Vec<String> = base
+            .differences(&other, &[])
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect();
+        ensure!(
+            diff == [field.to_string()],
+            "another {what} gives differences {diff:?}, expected [`{field}`]"
+        );
+    }
+    // A changed investigator is named, both as the investigator and among the arms.
+    let other = build(
+        &f.config("out", Arm::Heuristic),
+        "sha256:corpus",
+        "sha256:labels",
+        true,
+    );
+    let diff: Vec<String> = base
+        .differences(&other, &[])
+        .into_iter()
+        .map(|(k, _, _)| k)
+        .collect();
+    ensure!(
+        diff.contains(&"investigator".to_string()) && diff.contains(&"arms".to_string()),
+        "another investigator gives differences {diff:?}"
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -409,6 +509,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::only_the_informative_manifest_fields_may_differ",
             rules: &["R-BAT-11"],
             run: only_the_informative_manifest_fields_may_differ,
+        },
+        Check {
+            name: "battery::every_setting_two_runs_must_share_is_in_the_manifest",
+            rules: &["R-BAT-11"],
+            run: every_setting_two_runs_must_share_is_in_the_manifest,
         },
         Check {
             name: "battery::a_killed_battery_resumed_equals_one_never_interrupted",
