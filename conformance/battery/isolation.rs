@@ -48,6 +48,23 @@ fn labels_inside_the_corpus_are_refused_naming_both() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Regression: a check that looked only for the labels inside the corpus would let a
+/// corpus inside the labels through, where a trial's copy sits beside the answer key.
+fn a_corpus_inside_the_labels_is_refused_naming_both() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    // A hidden directory, so the label loader has nothing to say about it.
+    let inside = f.labels().join(".corpus");
+    std::fs::rename(f.scenarios(), &inside).unwrap();
+    let mut cfg = f.config("out", Arm::Heuristic);
+    cfg.scenarios = inside.clone();
+    refused(
+        battery(&cfg),
+        &[&canonical(&inside), &canonical(&f.labels()), "inside"],
+    )?;
+    ensure!(!f.out("out").exists(), "a refused battery created --out");
+    Ok(())
+}
+
 fn a_results_directory_overlapping_the_labels_is_refused() -> Result<(), Failed> {
     let f = Fixture::new(&[PROPOSAL]);
     // --out inside the labels, not created yet.
@@ -252,6 +269,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::labels_inside_the_corpus_are_refused_naming_both",
             rules: &["R-BAT-1"],
             run: labels_inside_the_corpus_are_refused_naming_both,
+        },
+        Check {
+            name: "battery::a_corpus_inside_the_labels_is_refused_naming_both",
+            rules: &["R-BAT-1"],
+            run: a_corpus_inside_the_labels_is_refused_naming_both,
         },
         Check {
             name: "battery::a_results_directory_overlapping_the_labels_is_refused",
