@@ -263,6 +263,43 @@ ls -laR "$(dirname "$PWD")" > workspace/around.txt"#;
     Ok(())
 }
 
+/// Regression: the trial's own directory was neutral, but a name one level up (the
+/// scenario templates every trial is copied from, the other trials' worlds) would tell the
+/// agent the scenario or the class all the same.
+fn the_directories_around_a_trial_name_nothing_of_the_corpus() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    let script = r#"repo=$(sed -n 's/.*"repository": *"\([^"]*\)".*/\1/p' case.json | head -n 1)
+root=$(dirname "$(dirname "$repo")")
+{ echo "$root"; ls -la "$root"; for d in "$root"/*/; do ls -la "$d"; done; } > workspace/around.txt"#;
+    let doc = battery_ok(&f.command_config("out", script))?.results;
+    let mut forbidden: Vec<String> = vec![
+        canonical(f.root()),
+        f.root().display().to_string(),
+        "labels".into(),
+        "scenarios".into(),
+    ];
+    for id in [PROPOSAL, CONFLICTED] {
+        let (class, name) = id.split_once('/').unwrap();
+        forbidden.extend([id.to_string(), class.to_string(), name.to_string()]);
+    }
+    for id in [PROPOSAL, CONFLICTED] {
+        let t = super::trial(&doc, id, Arm::Command)?;
+        let text = std::fs::read_to_string(doc_run(&f, t)?.join("workspace/around.txt"))
+            .map_err(|e| failed(format!("{id}: the agent left no listing: {e}")))?;
+        ensure!(
+            text.lines().count() > 6,
+            "{id}: the listing around the trial is empty:\n{text}"
+        );
+        for word in &forbidden {
+            ensure!(
+                !text.contains(word.as_str()),
+                "{id}: the directories around the trial name `{word}`:\n{text}"
+            );
+        }
+    }
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -299,6 +336,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::every_arm_starts_from_the_same_committed_repository",
             rules: &["R-BAT-6"],
             run: every_arm_starts_from_the_same_committed_repository,
+        },
+        Check {
+            name: "battery::the_directories_around_a_trial_name_nothing_of_the_corpus",
+            rules: &["R-BAT-7"],
+            run: the_directories_around_a_trial_name_nothing_of_the_corpus,
         },
         Check {
             name: "battery::nothing_the_agent_sees_names_the_scenario_the_class_or_the_corpus",
