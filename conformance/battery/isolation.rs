@@ -141,6 +141,36 @@ fn a_label_proof_is_refused_while_the_case_is_open() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Regression: a proof check that refused only `open` would hand out the label while the
+/// agent still works, between freezes.
+fn a_label_proof_is_refused_at_every_stage_before_finalize() -> Result<(), Failed> {
+    let w = World::new();
+    let u = crate::support::unit_research(&w)?;
+    let refused_at = |stage: &str| -> Result<(), Failed> {
+        match Closed::check(&u.run) {
+            Ok(_) => {
+                Err(format!("a run at {stage} yielded the proof that unlocks its label").into())
+            }
+            Err(e) => {
+                ensure!(e.contains(stage), "the refusal does not name {stage}: {e}");
+                Ok(())
+            }
+        }
+    };
+    refused_at("open")?;
+    crate::support::freeze(&u.run)?;
+    refused_at("research_frozen")?;
+    crate::support::write_proposal(
+        &u.run,
+        &crate::support::unit_proposal("s", &[u.claim.as_str()]),
+    );
+    anvil_bench::case::rails::validate(&u.run, None, false).map_err(failed)?;
+    refused_at("proposal_frozen")?;
+    finalize(&u.run, None, None, None).map_err(failed)?;
+    Closed::check(&u.run).map_err(|e| failed(format!("a finalized run was refused: {e}")))?;
+    Ok(())
+}
+
 fn every_arm_starts_from_the_same_committed_repository() -> Result<(), Failed> {
     let f = Fixture::new(&[PROPOSAL]);
     let script = r#"repo=$(sed -n 's/.*"repository": *"\([^"]*\)".*/\1/p' case.json | head -n 1)
@@ -326,6 +356,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_label_is_read_only_after_its_case_ends",
             rules: &["R-BAT-2"],
             run: a_label_is_read_only_after_its_case_ends,
+        },
+        Check {
+            name: "battery::a_label_proof_is_refused_at_every_stage_before_finalize",
+            rules: &["R-BAT-2"],
+            run: a_label_proof_is_refused_at_every_stage_before_finalize,
         },
         Check {
             name: "battery::a_label_proof_is_refused_while_the_case_is_open",
