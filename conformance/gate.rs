@@ -26,6 +26,11 @@ pub fn checks() -> Vec<Check> {
             run: over_claiming,
         },
         Check {
+            name: "gate::unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar",
+            rules: &["R-GATE-1"],
+            run: unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar,
+        },
+        Check {
             name: "gate::a_value_stated_only_by_a_comment_beside_unrelated_code_is_not_auto",
             rules: &["R-GATE-1"],
             run: padded_comment,
@@ -331,6 +336,72 @@ fn padded_comment() -> Result<(), Failed> {
         o.close.tier == Some(Tier::Auto),
         "a comment documenting code naming the field is held back: {}",
         o.reasons()
+    );
+    Ok(())
+}
+
+/// Regression: a gate that measured a verified-only field's attesting lines with the
+/// unverified ones counted would let vendor pages lift a bare comment over the bar.
+fn unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar() -> Result<(), Failed> {
+    let w = World::new();
+    unit_free(&w);
+    write_repo(
+        &w,
+        "src/payments/jobs.py",
+        "def enqueue(queue, job):\n    # capture_timeout is in minutes\n    queue.put(job)\n",
+    );
+    let run = anvil_bench::case::open(&w.request("annotate-unit", UNIT_TARGET))
+        .map_err(failed)?
+        .run_dir;
+    let agent = Agent {
+        run_dir: run.clone(),
+        case: Run::load(&run).map_err(failed)?.doc,
+    };
+    let mut ids = vec![
+        agent
+            .add_evidence("src/payments/jobs.py", Some((2, 3)))
+            .map_err(failed)?,
+    ];
+    // Four vendor pages saying minutes: with the comment, past the bar if they counted.
+    for i in 0..4 {
+        let ext = anvil_bench::case::rails::add_external_evidence(
+            &run,
+            "vendor-docs",
+            &format!("https://vendor.example/capture-{i}"),
+            "capture_timeout is given in minutes\n",
+            None,
+        )
+        .map_err(failed)?;
+        ids.push(ext.id);
+    }
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let claim = agent
+        .add_claim("field.unit", json!("min"), &refs, 0.9)
+        .map_err(failed)?;
+    agent.freeze_research().map_err(failed)?;
+    agent
+        .propose(json!("min"), &[&claim], "trial")
+        .map_err(failed)?;
+    let v = agent.validate().map_err(failed)?;
+    ensure!(
+        v.verdict == anvil_bench::case::validate::Verdict::Pass,
+        "the proposal does not validate, so the gate is not what is tested: {v:?}"
+    );
+    agent.finalize(None, None).map_err(failed)?;
+    let close = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    let check = close
+        .gate
+        .first()
+        .ok_or_else(|| failed("close.json has no gate check"))?;
+    ensure!(
+        check.attestation == AttestStatus::Attested && check.lines.len() >= 5,
+        "fixture: the comment and the pages should all state minutes: {check:?}"
+    );
+    ensure!(
+        close.tier == Some(Tier::Review) && close.reasons.iter().any(|r| r.contains("strength")),
+        "a comment lifted by unverified pages reached {:?}: {}",
+        close.tier,
+        close.reasons.join(" | ")
     );
     Ok(())
 }
