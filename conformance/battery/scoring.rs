@@ -121,6 +121,34 @@ fn the_budget_is_never_passed_when_trials_keep_to_their_caps() -> Result<(), Fai
     Ok(())
 }
 
+/// Regression: admission that looked only at what is left would start a trial on a sliver
+/// of the budget that a mean trial's cost overruns, instead of listing it as not run.
+fn a_trial_the_rest_of_the_budget_cannot_afford_is_not_started() -> Result<(), Failed> {
+    let mut b = Budget::new(Some(1.0), 1);
+    let cap = match b.admit(0) {
+        Admit::Go(Some(cap)) => cap,
+        other => return Err(format!("the first trial was not admitted: {other:?}").into()),
+    };
+    b.settle(Some(cap), 0.6);
+    ensure!(
+        b.admit(0) == Admit::Stop,
+        "with 0.4 of 1.0 left and trials costing 0.6, another was admitted"
+    );
+    // The same spend in cheaper trials leaves room for one more.
+    let mut b = Budget::new(Some(1.0), 1);
+    for _ in 0..3 {
+        let Admit::Go(cap) = b.admit(0) else {
+            return Err("a trial the budget affords was refused".into());
+        };
+        b.settle(cap, 0.2);
+    }
+    ensure!(
+        matches!(b.admit(0), Admit::Go(Some(_))),
+        "with 0.4 left and trials costing 0.2, none more was admitted"
+    );
+    Ok(())
+}
+
 fn trials_the_budget_refuses_are_listed_as_not_run() -> Result<(), Failed> {
     // Only model arms cost money; none is admitted on a budget of zero, so no model CLI
     // is needed to see them refused.
@@ -343,6 +371,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::the_budget_is_never_passed_when_trials_keep_to_their_caps",
             rules: &["R-BAT-15"],
             run: the_budget_is_never_passed_when_trials_keep_to_their_caps,
+        },
+        Check {
+            name: "battery::a_trial_the_rest_of_the_budget_cannot_afford_is_not_started",
+            rules: &["R-BAT-15"],
+            run: a_trial_the_rest_of_the_budget_cannot_afford_is_not_started,
         },
         Check {
             name: "battery::trials_the_budget_refuses_are_listed_as_not_run",
