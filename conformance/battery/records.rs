@@ -493,6 +493,95 @@ fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> 
     Ok(())
 }
 
+/// Edits a results directory's results.json in place.
+fn edit_results(dir: &std::path::Path, edit: impl FnOnce(&mut Value)) {
+    let file = dir.join("results.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Regression: a merge that kept the first of two different records of one trial, dropped
+/// the shards' trials not run, or kept the first shard's label seal would report a whole,
+/// clean battery that was not.
+fn a_merge_keeps_what_the_shards_say_against_it() -> Result<(), Failed> {
+    let three = [PROPOSAL, CONFLICTED, DECLINE];
+    let f = Fixture::new(&three);
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let mut cfg = f.config(&format!("shard{k}"), Arm::Baseline);
+        cfg.partition = Some(Partition { k, n: 2 });
+        battery_ok(&cfg)?;
+        shards.push(cfg.out);
+    }
+    // One trial in two shards with different outcomes: refused, naming it.
+    let twin = f.out("twin");
+    copy_dir(&shards[0], &twin);
+    let mut id = String::new();
+    edit_results(&twin, |v| {
+        let t = &mut v["trials"][0];
+        id = t["id"].as_str().unwrap().to_string();
+        t["correct"] = json!(!t["correct"].as_bool().unwrap());
+    });
+    match merge(
+        &[shards[0].clone(), twin, shards[1].clone()],
+        &f.out("m1"),
+        false,
+    ) {
+        Err(BatteryError::Incompatible(msg)) => ensure!(
+            msg.contains(&id),
+            "the refusal does not name the trial `{id}`: {msg}"
+        ),
+        other => {
+            return Err(format!(
+                "two records of `{id}` with different outcomes merged: {}",
+                outcome(&other)
+            )
+            .into());
+        }
+    }
+    // A trial a shard did not run stays listed, and the merge is not complete.
+    edit_results(&shards[1], |v| {
+        v["notRun"] = json!([{"id": "documented/elsewhere::baseline#0", "reason": "budget"}]);
+        v["complete"] = json!(false);
+    });
+    let (doc, _) = merge(&shards, &f.out("m2"), false).map_err(failed)?;
+    ensure!(
+        doc.not_run
+            .iter()
+            .any(|n| n.id == "documented/elsewhere::baseline#0" && n.reason == "budget"),
+        "the merge dropped a shard's trial not run: {:?}",
+        doc.not_run
+    );
+    ensure!(!doc.complete, "a merge with a trial not run says complete");
+    // A shard whose labels changed during its run fails the merged run.
+    edit_results(&shards[1], |v| {
+        v["labelSealAfter"] = json!("sha256:changed")
+    });
+    let (doc, _) = merge(&shards, &f.out("m3"), false).map_err(failed)?;
+    ensure!(
+        doc.label_seal_after != doc.manifest.label_seal
+            && anvil_bench::battery::runner::verdict(&doc, false, false)
+                == anvil_bench::battery::runner::Verdict::LabelsChanged,
+        "a shard's changed labels vanished in the merge: sealed {}, after {}",
+        doc.manifest.label_seal,
+        doc.label_seal_after
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -519,6 +608,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_killed_battery_resumed_equals_one_never_interrupted",
             rules: &["R-BAT-12"],
             run: a_killed_battery_resumed_equals_one_never_interrupted,
+        },
+        Check {
+            name: "battery::a_merge_keeps_what_the_shards_say_against_it",
+            rules: &["R-BAT-5", "R-BAT-13", "R-BAT-15"],
+            run: a_merge_keeps_what_the_shards_say_against_it,
         },
         Check {
             name: "battery::all_shards_merged_equal_the_unpartitioned_run",
