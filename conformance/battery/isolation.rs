@@ -330,6 +330,40 @@ root=$(dirname "$(dirname "$repo")")
     Ok(())
 }
 
+/// Regression: trials opened on the shared scenario template (or on one copy reused) would
+/// see what an earlier trial's agent left in its repository.
+fn every_trial_gets_a_fresh_copy_of_the_repository() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let script = r#"repo=$(sed -n 's/.*"repository": *"\([^"]*\)".*/\1/p' case.json | head -n 1)
+printf '%s' "$repo" > workspace/repo.txt
+if [ -e "$repo/LEFT-BY-AN-EARLIER-TRIAL" ]; then echo seen > workspace/seen.txt; fi
+echo x > "$repo/LEFT-BY-AN-EARLIER-TRIAL""#;
+    let mut cfg = f.command_config("out", script);
+    cfg.repeats = 3;
+    cfg.jobs = 1;
+    let doc = battery_ok(&cfg)?.results;
+    let mut repos = BTreeSet::new();
+    let mut ran = 0;
+    for t in doc.trials.iter().filter(|t| t.arm == Arm::Command) {
+        ran += 1;
+        let ws = doc_run(&f, t)?.join("workspace");
+        ensure!(
+            !ws.join("seen.txt").exists(),
+            "{}: its repository holds a file an earlier trial's agent wrote",
+            t.id
+        );
+        let repo = std::fs::read_to_string(ws.join("repo.txt"))
+            .map_err(|e| failed(format!("{}: the agent left no repo.txt: {e}", t.id)))?;
+        ensure!(
+            repos.insert(repo.clone()),
+            "{}: opened on `{repo}`, a repository another trial used",
+            t.id
+        );
+    }
+    ensure!(ran == 3, "expected 3 command trials, got {ran}");
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -376,6 +410,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::the_directories_around_a_trial_name_nothing_of_the_corpus",
             rules: &["R-BAT-7"],
             run: the_directories_around_a_trial_name_nothing_of_the_corpus,
+        },
+        Check {
+            name: "battery::every_trial_gets_a_fresh_copy_of_the_repository",
+            rules: &["R-BAT-7"],
+            run: every_trial_gets_a_fresh_copy_of_the_repository,
         },
         Check {
             name: "battery::nothing_the_agent_sees_names_the_scenario_the_class_or_the_corpus",
