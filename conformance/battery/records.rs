@@ -582,6 +582,62 @@ fn a_merge_keeps_what_the_shards_say_against_it() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Regression: resampling seeded from anything but results.json (the process, the clock)
+/// recomputes the same in the process that ran the battery and differently anywhere else.
+fn every_interval_recomputes_the_same_in_another_process() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut trials = Vec::new();
+    for class in ["documented", "conflicting"] {
+        for i in 0..20 {
+            let s = format!("{class}/s{i}");
+            for r in 0..2 {
+                let k = i + r as usize;
+                trials.push(synthetic(&s, Arm::Baseline, r, k.is_multiple_of(4)));
+                trials.push(synthetic(&s, Arm::Heuristic, r, !(k * 7).is_multiple_of(3)));
+            }
+        }
+    }
+    let mut cfg = f.config("unused", Arm::Heuristic);
+    cfg.repeats = 2;
+    let doc = anvil_bench::battery::runner::assemble(
+        manifest(&cfg, "sha256:corpus".into(), "sha256:labels".into(), true),
+        trials,
+        vec![],
+        "sha256:labels".into(),
+        true,
+    );
+    let s = (doc.classes.clone(), doc.overall.clone());
+    ensure!(
+        bounds(&s).iter().all(Option::is_some),
+        "no interval on the synthetic corpus"
+    );
+    let here = f.out("here");
+    std::fs::create_dir_all(here.join("trials")).unwrap();
+    std::fs::write(
+        here.join("results.json"),
+        serde_json::to_vec_pretty(&doc).unwrap(),
+    )
+    .unwrap();
+    // `battery merge` of the one directory recomputes every figure in a process of its own.
+    let there = f.out("there");
+    let o = f.cli(&[
+        "battery",
+        "merge",
+        here.to_str().unwrap(),
+        "--out",
+        there.to_str().unwrap(),
+    ]);
+    ensure!(o.status.success(), "battery merge failed: {}", stderr(&o));
+    let again = read_results(&there).map_err(failed)?;
+    ensure!(
+        again.classes == doc.classes && again.overall == doc.overall,
+        "another process recomputed other figures from the same results.json: {:?} vs {:?}",
+        bounds(&(again.classes.clone(), again.overall.clone())),
+        bounds(&s)
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -618,6 +674,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::all_shards_merged_equal_the_unpartitioned_run",
             rules: &["R-BAT-13"],
             run: all_shards_merged_equal_the_unpartitioned_run,
+        },
+        Check {
+            name: "battery::every_interval_recomputes_the_same_in_another_process",
+            rules: &["R-BAT-14"],
+            run: every_interval_recomputes_the_same_in_another_process,
         },
         Check {
             name: "battery::every_interval_is_recomputed_from_results_json_alone",
