@@ -296,6 +296,58 @@ fn a_killed_battery_resumed_equals_one_never_interrupted() -> Result<(), Failed>
     Ok(())
 }
 
+/// Regression: a resume that matched finished trials without their repeat would take the
+/// first repeat for all of them and never run the rest.
+fn a_battery_resumed_with_repeats_missing_runs_exactly_those() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut cfg = f.config("whole", Arm::Heuristic);
+    cfg.repeats = 3;
+    let whole = battery_ok(&cfg)?.results;
+    // A battery stopped after the first repeat of each arm: only those records are kept.
+    let cut = f.out("cut");
+    cfg.out = cut.clone();
+    battery_ok(&cfg)?;
+    std::fs::remove_file(cut.join("results.json")).unwrap();
+    let mut removed = 0;
+    for entry in std::fs::read_dir(cut.join("trials")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let first = anvil_bench::battery::results::trial_file_name("x#0");
+        let first = first.trim_start_matches('x');
+        if !name.ends_with(first) {
+            std::fs::remove_file(entry.path()).unwrap();
+            removed += 1;
+        }
+    }
+    let mut ran = Vec::new();
+    cfg.resume = true;
+    let resumed = anvil_bench::battery::runner::run(
+        &cfg,
+        &anvil_bench::driver::runner::CancelHandle::new(),
+        &mut |e| {
+            if let anvil_bench::battery::runner::Event::Finished { record, .. } = e {
+                ran.push(record.id.clone());
+            }
+        },
+    )
+    .map_err(failed)?
+    .results;
+    ran.sort();
+    ensure!(
+        removed == 4 && ran.len() == 4 && ran.iter().all(|id| !id.ends_with("#0")),
+        "removed {removed} records of later repeats; the resume ran {ran:?}"
+    );
+    ensure!(
+        resumed.trials.len() == 6 && resumed.complete,
+        "the resumed battery holds {} of 6 trials",
+        resumed.trials.len()
+    );
+    ensure!(
+        comparable(&resumed) == comparable(&whole),
+        "resumed with repeats missing, the results differ from a whole run"
+    );
+    Ok(())
+}
+
 fn all_shards_merged_equal_the_unpartitioned_run() -> Result<(), Failed> {
     // Two scenarios in the first of two shards, one in the second.
     let three = [PROPOSAL, CONFLICTED, DECLINE];
@@ -669,6 +721,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_merge_keeps_what_the_shards_say_against_it",
             rules: &["R-BAT-5", "R-BAT-13", "R-BAT-15"],
             run: a_merge_keeps_what_the_shards_say_against_it,
+        },
+        Check {
+            name: "battery::a_battery_resumed_with_repeats_missing_runs_exactly_those",
+            rules: &["R-BAT-12"],
+            run: a_battery_resumed_with_repeats_missing_runs_exactly_those,
         },
         Check {
             name: "battery::all_shards_merged_equal_the_unpartitioned_run",
