@@ -365,6 +365,36 @@ fn overwriting_a_value_the_label_proves_right_is_reported_harmful() -> Result<()
     Ok(())
 }
 
+/// Regression: counting every change reconciled to `auto` as harmful-at-auto would report
+/// the oracle's right answers as harm.
+fn a_right_value_reconciled_to_auto_is_not_harmful() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let doc = battery_ok(&f.config("out", Arm::Oracle))?.results;
+    let t = trial(&doc, PROPOSAL, Arm::Oracle)?;
+    ensure!(
+        t.correct && t.patch.is_some() && t.tier.as_deref() == Some("auto"),
+        "fixture: the oracle's proposal is not a right value at auto: correct {} tier {:?} ({:?})",
+        t.correct,
+        t.tier,
+        t.reason
+    );
+    ensure!(
+        !t.harmful && !t.harmful_at_auto,
+        "{}: a right value at auto is counted harmful {} / harmfulAtAuto {}",
+        t.id,
+        t.harmful,
+        t.harmful_at_auto
+    );
+    for (what, s) in [("documented", &doc.classes[0]), ("overall", &doc.overall)] {
+        ensure!(
+            harmful_counts(&s.arms["oracle"]) == (0, 0, Some(0.0), Some(0.0)),
+            "{what}: the oracle (harmful, harmfulAtAuto, rates) = {:?}",
+            harmful_counts(&s.arms["oracle"])
+        );
+    }
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -381,6 +411,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::trials_the_budget_refuses_are_listed_as_not_run",
             rules: &["R-BAT-15"],
             run: trials_the_budget_refuses_are_listed_as_not_run,
+        },
+        Check {
+            name: "battery::a_right_value_reconciled_to_auto_is_not_harmful",
+            rules: &["R-BAT-16"],
+            run: a_right_value_reconciled_to_auto_is_not_harmful,
         },
         Check {
             name: "battery::a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto",
