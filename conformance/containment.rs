@@ -36,6 +36,11 @@ pub fn checks() -> Vec<Check> {
             run: native_refuses,
         },
         Check {
+            name: "containment::the_cli_runs_natively_only_with_the_flag",
+            rules: &["R-CON-1", "R-CON-2"],
+            run: the_cli_runs_natively_only_with_the_flag,
+        },
+        Check {
             name: "containment::a_missing_bwrap_is_an_error_never_a_fall_back_to_native",
             rules: &["R-CON-2"],
             run: no_implicit_degradation,
@@ -225,6 +230,78 @@ pub(super) fn lines(run: &ContainedRun, stream: Stream) -> Vec<String> {
 const NATIVE_OK: Backend = Backend::Native {
     allow_degraded_native: true,
 };
+
+/// Regression: a subcommand that passed `true` for the consent instead of the flag would
+/// run an agent natively for a caller who never asked for degraded containment.
+fn the_cli_runs_natively_only_with_the_flag() -> Result<(), Failed> {
+    // `case investigate --backend native`: refused with the seed's message, exit 2.
+    let w = crate::support::World::new();
+    let run = w.open_unit()?.run_dir;
+    let marker = w.root().join("ran");
+    let touch = format!("touch '{}'", marker.display());
+    let investigate = |consent: bool| {
+        let mut args = vec![
+            "case",
+            "investigate",
+            run.to_str().unwrap(),
+            "--driver",
+            "command",
+            "--backend",
+            "native",
+        ];
+        if consent {
+            args.push("--allow-degraded-native");
+        }
+        args.extend(["--command", "sh", "-c", touch.as_str()]);
+        w.cli(&args)
+    };
+    let o = investigate(false);
+    ensure!(
+        o.status.code() == Some(2)
+            && crate::support::stderr(&o).contains(SEED_REFUSAL)
+            && !marker.exists(),
+        "case investigate --backend native without consent: exit {:?}, ran {}, {}",
+        o.status.code(),
+        marker.exists(),
+        crate::support::stderr(&o)
+    );
+    investigate(true);
+    ensure!(
+        marker.exists(),
+        "with --allow-degraded-native the agent never ran"
+    );
+    // `battery --backend native`: refused before any trial, naming the flag.
+    let f = crate::battery::Fixture::new(&[crate::battery::PROPOSAL]);
+    let marker = f.root().join("ran");
+    let touch = format!("touch '{}'", marker.display());
+    let out = f.out("out");
+    let args = f.battery_args(&[
+        "--out",
+        out.to_str().unwrap(),
+        "--no-controls",
+        "--investigator",
+        "command",
+        "--backend",
+        "native",
+        "--command",
+        "sh",
+        "-c",
+        touch.as_str(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = f.cli(&args);
+    ensure!(
+        o.status.code() == Some(2)
+            && crate::support::stderr(&o).contains("--allow-degraded-native")
+            && !marker.exists()
+            && !out.join("results.json").exists(),
+        "battery --backend native without consent: exit {:?}, ran {}, {}",
+        o.status.code(),
+        marker.exists(),
+        crate::support::stderr(&o)
+    );
+    Ok(())
+}
 
 fn native_refuses() -> Result<(), Failed> {
     let p = Project::new();

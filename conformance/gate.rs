@@ -26,6 +26,16 @@ pub fn checks() -> Vec<Check> {
             run: over_claiming,
         },
         Check {
+            name: "gate::unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar",
+            rules: &["R-GATE-1"],
+            run: unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar,
+        },
+        Check {
+            name: "gate::only_the_proposals_own_grounding_claims_attest_its_value",
+            rules: &["R-GATE-1"],
+            run: only_the_proposals_own_grounding_claims_attest_its_value,
+        },
+        Check {
             name: "gate::a_value_stated_only_by_a_comment_beside_unrelated_code_is_not_auto",
             rules: &["R-GATE-1"],
             run: padded_comment,
@@ -331,6 +341,141 @@ fn padded_comment() -> Result<(), Failed> {
         o.close.tier == Some(Tier::Auto),
         "a comment documenting code naming the field is held back: {}",
         o.reasons()
+    );
+    Ok(())
+}
+
+/// Regression: a gate that measured a verified-only field's attesting lines with the
+/// unverified ones counted would let vendor pages lift a bare comment over the bar.
+fn unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar() -> Result<(), Failed> {
+    let w = World::new();
+    unit_free(&w);
+    write_repo(
+        &w,
+        "src/payments/jobs.py",
+        "def enqueue(queue, job):\n    # capture_timeout is in minutes\n    queue.put(job)\n",
+    );
+    let run = anvil_bench::case::open(&w.request("annotate-unit", UNIT_TARGET))
+        .map_err(failed)?
+        .run_dir;
+    let agent = Agent {
+        run_dir: run.clone(),
+        case: Run::load(&run).map_err(failed)?.doc,
+    };
+    let mut ids = vec![
+        agent
+            .add_evidence("src/payments/jobs.py", Some((2, 3)))
+            .map_err(failed)?,
+    ];
+    // Four vendor pages saying minutes: with the comment, past the bar if they counted.
+    for i in 0..4 {
+        let ext = anvil_bench::case::rails::add_external_evidence(
+            &run,
+            "vendor-docs",
+            &format!("https://vendor.example/capture-{i}"),
+            "capture_timeout is given in minutes\n",
+            None,
+        )
+        .map_err(failed)?;
+        ids.push(ext.id);
+    }
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let claim = agent
+        .add_claim("field.unit", json!("min"), &refs, 0.9)
+        .map_err(failed)?;
+    agent.freeze_research().map_err(failed)?;
+    agent
+        .propose(json!("min"), &[&claim], "trial")
+        .map_err(failed)?;
+    let v = agent.validate().map_err(failed)?;
+    ensure!(
+        v.verdict == anvil_bench::case::validate::Verdict::Pass,
+        "the proposal does not validate, so the gate is not what is tested: {v:?}"
+    );
+    agent.finalize(None, None).map_err(failed)?;
+    let close = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    let check = close
+        .gate
+        .first()
+        .ok_or_else(|| failed("close.json has no gate check"))?;
+    ensure!(
+        check.attestation == AttestStatus::Attested && check.lines.len() >= 5,
+        "fixture: the comment and the pages should all state minutes: {check:?}"
+    );
+    ensure!(
+        close.tier == Some(Tier::Review) && close.reasons.iter().any(|r| r.contains("strength")),
+        "a comment lifted by unverified pages reached {:?}: {}",
+        close.tier,
+        close.reasons.join(" | ")
+    );
+    Ok(())
+}
+
+/// Regression: a gate that attested a value with any accepted claim asserting it, not only
+/// the claims the proposal names as its grounding, would let a proposal resting on lines
+/// that say nothing ride on another claim's lines.
+fn only_the_proposals_own_grounding_claims_attest_its_value() -> Result<(), Failed> {
+    // Two accepted claims of `min`: one on lines stating it, one on lines that do not; the
+    // proposal names one of them as its grounding. Returns close.json and that claim's id.
+    let grounded_on = |stating: bool| -> Result<(CloseDoc, String), Failed> {
+        let w = World::new();
+        unit_free(&w);
+        write_repo(
+            &w,
+            "src/payments/jobs.py",
+            "def window(request):\n    # capture_timeout is in minutes\n    return request.capture_timeout\n",
+        );
+        let run = anvil_bench::case::open(&w.request("annotate-unit", UNIT_TARGET))
+            .map_err(failed)?
+            .run_dir;
+        let agent = Agent {
+            run_dir: run.clone(),
+            case: Run::load(&run).map_err(failed)?.doc,
+        };
+        let says = agent
+            .add_evidence("src/payments/jobs.py", Some((2, 3)))
+            .map_err(failed)?;
+        let silent = agent
+            .add_evidence("src/payments/service.py", Some((32, 39)))
+            .map_err(failed)?;
+        let attested = agent
+            .add_claim("field.unit", json!("min"), &[&says], 0.9)
+            .map_err(failed)?;
+        let bare = agent
+            .add_claim("field.unit", json!("min"), &[&silent], 0.9)
+            .map_err(failed)?;
+        agent.freeze_research().map_err(failed)?;
+        let grounding = if stating { attested } else { bare };
+        agent
+            .propose(json!("min"), &[&grounding], "trial")
+            .map_err(failed)?;
+        let v = agent.validate().map_err(failed)?;
+        ensure!(
+            v.verdict == anvil_bench::case::validate::Verdict::Pass,
+            "the proposal does not validate, so the gate is not what is tested: {v:?}"
+        );
+        agent.finalize(None, None).map_err(failed)?;
+        let c = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+        Ok((c, grounding))
+    };
+    let (c, bare) = grounded_on(false)?;
+    ensure!(
+        c.tier == Some(Tier::Review)
+            && c.gate.first().map(|g| g.attestation) == Some(AttestStatus::Unattested)
+            && c.gate
+                .first()
+                .is_some_and(|g| g.claim_ids == [bare.clone()]),
+        "a proposal grounded on lines that state nothing reached {:?} on another claim's lines: {:?}",
+        c.tier,
+        c.gate
+    );
+    // The control: grounded on the claim whose lines state it, the same case reaches auto.
+    let (c, _) = grounded_on(true)?;
+    ensure!(
+        c.tier == Some(Tier::Auto),
+        "grounded on the stating claim, the value closed as {:?}: {}",
+        c.tier,
+        c.reasons.join(" | ")
     );
     Ok(())
 }

@@ -121,6 +121,11 @@ pub fn checks() -> Vec<Check> {
             },
         },
         Check {
+            name: "lifecycle::supported_needs_the_strength_bar_where_unverified_support_is_allowed",
+            rules: &["R-LC-6"],
+            run: supported::supported_needs_the_strength_bar_where_unverified_support_is_allowed,
+        },
+        Check {
             name: "lifecycle::supported_needs_verified_support_for_a_unit",
             rules: &["R-LC-6"],
             run: || {

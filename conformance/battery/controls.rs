@@ -316,6 +316,44 @@ fn a_deterministic_arm_that_disagrees_fails_the_run() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Regression: a comparison of repeats that looked at correctness alone (or left the tier,
+/// the status or the patch out) would take two different answers, both wrong, or one value
+/// applied unattended and the other sent to a human, for the same outcome.
+fn a_deterministic_arm_differing_only_in_tier_status_or_value_fails_the_run() -> Result<(), Failed>
+{
+    let pair = |scenario: &str, edit: fn(&mut anvil_bench::battery::results::TrialRecord)| {
+        let first = synthetic(scenario, Arm::Heuristic, 0, false);
+        let mut second = first.clone();
+        second.repeat = 1;
+        second.id = format!("{scenario}::heuristic#1");
+        edit(&mut second);
+        [first, second]
+    };
+    let mut trials = Vec::new();
+    // Both wrong, and as wrong as each other: only one field differs.
+    trials.extend(pair("a/tier", |t| t.tier = Some("review".into())));
+    trials.extend(pair("a/status", |t| t.status = Some("conflicted".into())));
+    trials.extend(pair("a/value", |t| {
+        t.patch = Some([("unit".to_string(), json!("ms"))].into())
+    }));
+    // The same record twice is no disagreement.
+    trials.extend(pair("a/same", |_| {}));
+    let mut value = trials[4].clone();
+    value.patch = Some([("unit".to_string(), json!("s"))].into());
+    trials[4] = value;
+    let listed = nondeterministic(&trials);
+    ensure!(
+        listed
+            == [
+                "a/status::heuristic",
+                "a/tier::heuristic",
+                "a/value::heuristic"
+            ],
+        "expected the repeats differing in tier, status and value alone, got {listed:?}"
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -337,6 +375,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::deterministic_arms_agree_with_themselves_across_repeats",
             rules: &["R-BAT-10"],
             run: deterministic_arms_agree_with_themselves_across_repeats,
+        },
+        Check {
+            name: "battery::a_deterministic_arm_differing_only_in_tier_status_or_value_fails_the_run",
+            rules: &["R-BAT-10"],
+            run: a_deterministic_arm_differing_only_in_tier_status_or_value_fails_the_run,
         },
         Check {
             name: "battery::a_deterministic_arm_that_disagrees_fails_the_run",

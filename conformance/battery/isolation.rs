@@ -48,6 +48,23 @@ fn labels_inside_the_corpus_are_refused_naming_both() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Regression: a check that looked only for the labels inside the corpus would let a
+/// corpus inside the labels through, where a trial's copy sits beside the answer key.
+fn a_corpus_inside_the_labels_is_refused_naming_both() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    // A hidden directory, so the label loader has nothing to say about it.
+    let inside = f.labels().join(".corpus");
+    std::fs::rename(f.scenarios(), &inside).unwrap();
+    let mut cfg = f.config("out", Arm::Heuristic);
+    cfg.scenarios = inside.clone();
+    refused(
+        battery(&cfg),
+        &[&canonical(&inside), &canonical(&f.labels()), "inside"],
+    )?;
+    ensure!(!f.out("out").exists(), "a refused battery created --out");
+    Ok(())
+}
+
 fn a_results_directory_overlapping_the_labels_is_refused() -> Result<(), Failed> {
     let f = Fixture::new(&[PROPOSAL]);
     // --out inside the labels, not created yet.
@@ -121,6 +138,36 @@ fn a_label_proof_is_refused_while_the_case_is_open() -> Result<(), Failed> {
     )
     .map_err(failed)?;
     Closed::check(&run).map_err(|e| failed(format!("a finalized run was refused: {e}")))?;
+    Ok(())
+}
+
+/// Regression: a proof check that refused only `open` would hand out the label while the
+/// agent still works, between freezes.
+fn a_label_proof_is_refused_at_every_stage_before_finalize() -> Result<(), Failed> {
+    let w = World::new();
+    let u = crate::support::unit_research(&w)?;
+    let refused_at = |stage: &str| -> Result<(), Failed> {
+        match Closed::check(&u.run) {
+            Ok(_) => {
+                Err(format!("a run at {stage} yielded the proof that unlocks its label").into())
+            }
+            Err(e) => {
+                ensure!(e.contains(stage), "the refusal does not name {stage}: {e}");
+                Ok(())
+            }
+        }
+    };
+    refused_at("open")?;
+    crate::support::freeze(&u.run)?;
+    refused_at("research_frozen")?;
+    crate::support::write_proposal(
+        &u.run,
+        &crate::support::unit_proposal("s", &[u.claim.as_str()]),
+    );
+    anvil_bench::case::rails::validate(&u.run, None, false).map_err(failed)?;
+    refused_at("proposal_frozen")?;
+    finalize(&u.run, None, None, None).map_err(failed)?;
+    Closed::check(&u.run).map_err(|e| failed(format!("a finalized run was refused: {e}")))?;
     Ok(())
 }
 
@@ -246,12 +293,88 @@ ls -laR "$(dirname "$PWD")" > workspace/around.txt"#;
     Ok(())
 }
 
+/// Regression: the trial's own directory was neutral, but a name one level up (the
+/// scenario templates every trial is copied from, the other trials' worlds) would tell the
+/// agent the scenario or the class all the same.
+fn the_directories_around_a_trial_name_nothing_of_the_corpus() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    let script = r#"repo=$(sed -n 's/.*"repository": *"\([^"]*\)".*/\1/p' case.json | head -n 1)
+root=$(dirname "$(dirname "$repo")")
+{ echo "$root"; ls -la "$root"; for d in "$root"/*/; do ls -la "$d"; done; } > workspace/around.txt"#;
+    let doc = battery_ok(&f.command_config("out", script))?.results;
+    let mut forbidden: Vec<String> = vec![
+        canonical(f.root()),
+        f.root().display().to_string(),
+        "labels".into(),
+        "scenarios".into(),
+    ];
+    for id in [PROPOSAL, CONFLICTED] {
+        let (class, name) = id.split_once('/').unwrap();
+        forbidden.extend([id.to_string(), class.to_string(), name.to_string()]);
+    }
+    for id in [PROPOSAL, CONFLICTED] {
+        let t = super::trial(&doc, id, Arm::Command)?;
+        let text = std::fs::read_to_string(doc_run(&f, t)?.join("workspace/around.txt"))
+            .map_err(|e| failed(format!("{id}: the agent left no listing: {e}")))?;
+        ensure!(
+            text.lines().count() > 6,
+            "{id}: the listing around the trial is empty:\n{text}"
+        );
+        for word in &forbidden {
+            ensure!(
+                !text.contains(word.as_str()),
+                "{id}: the directories around the trial name `{word}`:\n{text}"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Regression: trials opened on the shared scenario template (or on one copy reused) would
+/// see what an earlier trial's agent left in its repository.
+fn every_trial_gets_a_fresh_copy_of_the_repository() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let script = r#"repo=$(sed -n 's/.*"repository": *"\([^"]*\)".*/\1/p' case.json | head -n 1)
+printf '%s' "$repo" > workspace/repo.txt
+if [ -e "$repo/LEFT-BY-AN-EARLIER-TRIAL" ]; then echo seen > workspace/seen.txt; fi
+echo x > "$repo/LEFT-BY-AN-EARLIER-TRIAL""#;
+    let mut cfg = f.command_config("out", script);
+    cfg.repeats = 3;
+    cfg.jobs = 1;
+    let doc = battery_ok(&cfg)?.results;
+    let mut repos = BTreeSet::new();
+    let mut ran = 0;
+    for t in doc.trials.iter().filter(|t| t.arm == Arm::Command) {
+        ran += 1;
+        let ws = doc_run(&f, t)?.join("workspace");
+        ensure!(
+            !ws.join("seen.txt").exists(),
+            "{}: its repository holds a file an earlier trial's agent wrote",
+            t.id
+        );
+        let repo = std::fs::read_to_string(ws.join("repo.txt"))
+            .map_err(|e| failed(format!("{}: the agent left no repo.txt: {e}", t.id)))?;
+        ensure!(
+            repos.insert(repo.clone()),
+            "{}: opened on `{repo}`, a repository another trial used",
+            t.id
+        );
+    }
+    ensure!(ran == 3, "expected 3 command trials, got {ran}");
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
             name: "battery::labels_inside_the_corpus_are_refused_naming_both",
             rules: &["R-BAT-1"],
             run: labels_inside_the_corpus_are_refused_naming_both,
+        },
+        Check {
+            name: "battery::a_corpus_inside_the_labels_is_refused_naming_both",
+            rules: &["R-BAT-1"],
+            run: a_corpus_inside_the_labels_is_refused_naming_both,
         },
         Check {
             name: "battery::a_results_directory_overlapping_the_labels_is_refused",
@@ -269,6 +392,11 @@ pub fn checks() -> Vec<Check> {
             run: a_label_is_read_only_after_its_case_ends,
         },
         Check {
+            name: "battery::a_label_proof_is_refused_at_every_stage_before_finalize",
+            rules: &["R-BAT-2"],
+            run: a_label_proof_is_refused_at_every_stage_before_finalize,
+        },
+        Check {
             name: "battery::a_label_proof_is_refused_while_the_case_is_open",
             rules: &["R-BAT-2"],
             run: a_label_proof_is_refused_while_the_case_is_open,
@@ -277,6 +405,16 @@ pub fn checks() -> Vec<Check> {
             name: "battery::every_arm_starts_from_the_same_committed_repository",
             rules: &["R-BAT-6"],
             run: every_arm_starts_from_the_same_committed_repository,
+        },
+        Check {
+            name: "battery::the_directories_around_a_trial_name_nothing_of_the_corpus",
+            rules: &["R-BAT-7"],
+            run: the_directories_around_a_trial_name_nothing_of_the_corpus,
+        },
+        Check {
+            name: "battery::every_trial_gets_a_fresh_copy_of_the_repository",
+            rules: &["R-BAT-7"],
+            run: every_trial_gets_a_fresh_copy_of_the_repository,
         },
         Check {
             name: "battery::nothing_the_agent_sees_names_the_scenario_the_class_or_the_corpus",

@@ -253,12 +253,40 @@ fn a_label_changed_during_the_run_fails_it() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Regression: a scan that covered the run alone would miss a canary the agent left in its
+/// copy of the repository (writable where the backend cannot make it read-only).
+fn a_canary_written_into_the_repository_copy_marks_the_trial_contaminated() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let secret = f.root().join("secret.txt");
+    std::fs::write(&secret, f.canary(PROPOSAL)).unwrap();
+    // Nothing in the run: the canary goes to a new file in the repository copy only.
+    let script = format!(
+        r#"repo=$(sed -n 's/.*"repository": *"\([^"]*\)".*/\1/p' case.json | head -n 1)
+cat '{}' > "$repo/NOTES.md""#,
+        secret.display()
+    );
+    let doc = battery_ok(&f.command_config("out", &script))?.results;
+    let t = trial(&doc, PROPOSAL, Arm::Command)?;
+    ensure!(
+        t.contaminated && t.contamination.iter().any(|c| c == "repo/NOTES.md"),
+        "{}: a canary in the repository copy went unflagged: {:?}",
+        t.id,
+        t.contamination
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
             name: "battery::a_canary_in_the_transcript_workspace_or_output_marks_the_trial_contaminated",
             rules: &["R-BAT-3"],
             run: a_canary_in_the_transcript_workspace_or_output_marks_the_trial_contaminated,
+        },
+        Check {
+            name: "battery::a_canary_written_into_the_repository_copy_marks_the_trial_contaminated",
+            rules: &["R-BAT-3"],
+            run: a_canary_written_into_the_repository_copy_marks_the_trial_contaminated,
         },
         Check {
             name: "battery::a_symlink_or_fifo_planted_by_the_agent_is_flagged",

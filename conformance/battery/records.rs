@@ -296,6 +296,58 @@ fn a_killed_battery_resumed_equals_one_never_interrupted() -> Result<(), Failed>
     Ok(())
 }
 
+/// Regression: a resume that matched finished trials without their repeat would take the
+/// first repeat for all of them and never run the rest.
+fn a_battery_resumed_with_repeats_missing_runs_exactly_those() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut cfg = f.config("whole", Arm::Heuristic);
+    cfg.repeats = 3;
+    let whole = battery_ok(&cfg)?.results;
+    // A battery stopped after the first repeat of each arm: only those records are kept.
+    let cut = f.out("cut");
+    cfg.out = cut.clone();
+    battery_ok(&cfg)?;
+    std::fs::remove_file(cut.join("results.json")).unwrap();
+    let mut removed = 0;
+    for entry in std::fs::read_dir(cut.join("trials")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let first = anvil_bench::battery::results::trial_file_name("x#0");
+        let first = first.trim_start_matches('x');
+        if !name.ends_with(first) {
+            std::fs::remove_file(entry.path()).unwrap();
+            removed += 1;
+        }
+    }
+    let mut ran = Vec::new();
+    cfg.resume = true;
+    let resumed = anvil_bench::battery::runner::run(
+        &cfg,
+        &anvil_bench::driver::runner::CancelHandle::new(),
+        &mut |e| {
+            if let anvil_bench::battery::runner::Event::Finished { record, .. } = e {
+                ran.push(record.id.clone());
+            }
+        },
+    )
+    .map_err(failed)?
+    .results;
+    ran.sort();
+    ensure!(
+        removed == 4 && ran.len() == 4 && ran.iter().all(|id| !id.ends_with("#0")),
+        "removed {removed} records of later repeats; the resume ran {ran:?}"
+    );
+    ensure!(
+        resumed.trials.len() == 6 && resumed.complete,
+        "the resumed battery holds {} of 6 trials",
+        resumed.trials.len()
+    );
+    ensure!(
+        comparable(&resumed) == comparable(&whole),
+        "resumed with repeats missing, the results differ from a whole run"
+    );
+    Ok(())
+}
+
 fn all_shards_merged_equal_the_unpartitioned_run() -> Result<(), Failed> {
     // Two scenarios in the first of two shards, one in the second.
     let three = [PROPOSAL, CONFLICTED, DECLINE];
@@ -393,6 +445,251 @@ fn every_interval_is_recomputed_from_results_json_alone() -> Result<(), Failed> 
     Ok(())
 }
 
+/// Regression: a manifest that left a setting out (the budget, the timeout, …) would let a
+/// resume or a merge join runs that did not share it.
+fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let base_cfg = f.command_config("out", "true");
+    let build = |cfg: &anvil_bench::battery::runner::Config, digest: &str, seal: &str, git| {
+        manifest(cfg, digest.into(), seal.into(), git)
+    };
+    let base = build(&base_cfg, "sha256:corpus", "sha256:labels", true);
+    type Edit = fn(&mut anvil_bench::battery::runner::Config);
+    let edits: [(&str, &str, Edit); 14] = [
+        ("seed", "seed", |c| c.seed += 1),
+        ("repeats", "repeats", |c| c.repeats += 1),
+        ("retries", "retries", |c| c.retries += 1),
+        ("timeout", "trialTimeoutSecs", |c| {
+            c.driver.timeout += Duration::from_secs(1)
+        }),
+        ("max turns", "maxTurns", |c| c.driver.max_turns = Some(7)),
+        ("budget", "maxBudgetUsd", |c| c.max_budget_usd = Some(1.5)),
+        ("class selection", "selection", |c| {
+            c.selector.classes = vec!["documented".into()]
+        }),
+        ("scenario selection", "selection", |c| {
+            c.selector.globs = vec!["documented/*".into()]
+        }),
+        ("limit", "selection", |c| c.selector.limit = Some(1)),
+        ("investigator version", "investigator", |c| {
+            c.investigator_version.push_str("-other")
+        }),
+        ("model", "investigator", |c| {
+            c.driver.model = Some("other-model".into())
+        }),
+        ("endpoint", "investigator", |c| {
+            c.endpoint = "http://other".into()
+        }),
+        ("backend", "investigator", |c| {
+            c.driver.backend = anvil_bench::sandbox::Backend::Bubblewrap
+        }),
+        ("controls", "arms", |c| c.controls = true),
+    ];
+    for (what, field, edit) in edits {
+        let mut cfg = base_cfg.clone();
+        edit(&mut cfg);
+        let other = build(&cfg, "sha256:corpus", "sha256:labels", true);
+        let diff: Vec<String> = base
+            .differences(&other, &[])
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect();
+        ensure!(
+            diff.contains(&field.to_string()),
+            "another {what} leaves `{field}` unchanged in the manifest: differences {diff:?}"
+        );
+    }
+    for (what, field, other) in [
+        (
+            "corpus",
+            "corpusDigest",
+            build(&base_cfg, "sha256:other", "sha256:labels", true),
+        ),
+        (
+            "label set",
+            "labelSeal",
+            build(&base_cfg, "sha256:corpus", "sha256:other", true),
+        ),
+        (
+            "git",
+            "gitCommits",
+            build(&base_cfg, "sha256:corpus", "sha256:labels", false),
+        ),
+    ] {
+        let diff: Vec<String> = base
+            .differences(&other, &[])
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect();
+        ensure!(
+            diff == [field.to_string()],
+            "another {what} gives differences {diff:?}, expected [`{field}`]"
+        );
+    }
+    // A changed investigator is named, both as the investigator and among the arms.
+    let other = build(
+        &f.config("out", Arm::Heuristic),
+        "sha256:corpus",
+        "sha256:labels",
+        true,
+    );
+    let diff: Vec<String> = base
+        .differences(&other, &[])
+        .into_iter()
+        .map(|(k, _, _)| k)
+        .collect();
+    ensure!(
+        diff.contains(&"investigator".to_string()) && diff.contains(&"arms".to_string()),
+        "another investigator gives differences {diff:?}"
+    );
+    Ok(())
+}
+
+/// Edits a results directory's results.json in place.
+fn edit_results(dir: &std::path::Path, edit: impl FnOnce(&mut Value)) {
+    let file = dir.join("results.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Regression: a merge that kept the first of two different records of one trial, dropped
+/// the shards' trials not run, or kept the first shard's label seal would report a whole,
+/// clean battery that was not.
+fn a_merge_keeps_what_the_shards_say_against_it() -> Result<(), Failed> {
+    let three = [PROPOSAL, CONFLICTED, DECLINE];
+    let f = Fixture::new(&three);
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let mut cfg = f.config(&format!("shard{k}"), Arm::Baseline);
+        cfg.partition = Some(Partition { k, n: 2 });
+        battery_ok(&cfg)?;
+        shards.push(cfg.out);
+    }
+    // One trial in two shards with different outcomes: refused, naming it.
+    let twin = f.out("twin");
+    copy_dir(&shards[0], &twin);
+    let mut id = String::new();
+    edit_results(&twin, |v| {
+        let t = &mut v["trials"][0];
+        id = t["id"].as_str().unwrap().to_string();
+        t["correct"] = json!(!t["correct"].as_bool().unwrap());
+    });
+    match merge(
+        &[shards[0].clone(), twin, shards[1].clone()],
+        &f.out("m1"),
+        false,
+    ) {
+        Err(BatteryError::Incompatible(msg)) => ensure!(
+            msg.contains(&id),
+            "the refusal does not name the trial `{id}`: {msg}"
+        ),
+        other => {
+            return Err(format!(
+                "two records of `{id}` with different outcomes merged: {}",
+                outcome(&other)
+            )
+            .into());
+        }
+    }
+    // A trial a shard did not run stays listed, and the merge is not complete.
+    edit_results(&shards[1], |v| {
+        v["notRun"] = json!([{"id": "documented/elsewhere::baseline#0", "reason": "budget"}]);
+        v["complete"] = json!(false);
+    });
+    let (doc, _) = merge(&shards, &f.out("m2"), false).map_err(failed)?;
+    ensure!(
+        doc.not_run
+            .iter()
+            .any(|n| n.id == "documented/elsewhere::baseline#0" && n.reason == "budget"),
+        "the merge dropped a shard's trial not run: {:?}",
+        doc.not_run
+    );
+    ensure!(!doc.complete, "a merge with a trial not run says complete");
+    // A shard whose labels changed during its run fails the merged run.
+    edit_results(&shards[1], |v| {
+        v["labelSealAfter"] = json!("sha256:changed")
+    });
+    let (doc, _) = merge(&shards, &f.out("m3"), false).map_err(failed)?;
+    ensure!(
+        doc.label_seal_after != doc.manifest.label_seal
+            && anvil_bench::battery::runner::verdict(&doc, false, false)
+                == anvil_bench::battery::runner::Verdict::LabelsChanged,
+        "a shard's changed labels vanished in the merge: sealed {}, after {}",
+        doc.manifest.label_seal,
+        doc.label_seal_after
+    );
+    Ok(())
+}
+
+/// Regression: resampling seeded from anything but results.json (the process, the clock)
+/// recomputes the same in the process that ran the battery and differently anywhere else.
+fn every_interval_recomputes_the_same_in_another_process() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut trials = Vec::new();
+    for class in ["documented", "conflicting"] {
+        for i in 0..20 {
+            let s = format!("{class}/s{i}");
+            for r in 0..2 {
+                let k = i + r as usize;
+                trials.push(synthetic(&s, Arm::Baseline, r, k.is_multiple_of(4)));
+                trials.push(synthetic(&s, Arm::Heuristic, r, !(k * 7).is_multiple_of(3)));
+            }
+        }
+    }
+    let mut cfg = f.config("unused", Arm::Heuristic);
+    cfg.repeats = 2;
+    let doc = anvil_bench::battery::runner::assemble(
+        manifest(&cfg, "sha256:corpus".into(), "sha256:labels".into(), true),
+        trials,
+        vec![],
+        "sha256:labels".into(),
+        true,
+    );
+    let s = (doc.classes.clone(), doc.overall.clone());
+    ensure!(
+        bounds(&s).iter().all(Option::is_some),
+        "no interval on the synthetic corpus"
+    );
+    let here = f.out("here");
+    std::fs::create_dir_all(here.join("trials")).unwrap();
+    std::fs::write(
+        here.join("results.json"),
+        serde_json::to_vec_pretty(&doc).unwrap(),
+    )
+    .unwrap();
+    // `battery merge` of the one directory recomputes every figure in a process of its own.
+    let there = f.out("there");
+    let o = f.cli(&[
+        "battery",
+        "merge",
+        here.to_str().unwrap(),
+        "--out",
+        there.to_str().unwrap(),
+    ]);
+    ensure!(o.status.success(), "battery merge failed: {}", stderr(&o));
+    let again = read_results(&there).map_err(failed)?;
+    ensure!(
+        again.classes == doc.classes && again.overall == doc.overall,
+        "another process recomputed other figures from the same results.json: {:?} vs {:?}",
+        bounds(&(again.classes.clone(), again.overall.clone())),
+        bounds(&s)
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -411,14 +708,34 @@ pub fn checks() -> Vec<Check> {
             run: only_the_informative_manifest_fields_may_differ,
         },
         Check {
+            name: "battery::every_setting_two_runs_must_share_is_in_the_manifest",
+            rules: &["R-BAT-11"],
+            run: every_setting_two_runs_must_share_is_in_the_manifest,
+        },
+        Check {
             name: "battery::a_killed_battery_resumed_equals_one_never_interrupted",
             rules: &["R-BAT-12"],
             run: a_killed_battery_resumed_equals_one_never_interrupted,
         },
         Check {
+            name: "battery::a_merge_keeps_what_the_shards_say_against_it",
+            rules: &["R-BAT-5", "R-BAT-13", "R-BAT-15"],
+            run: a_merge_keeps_what_the_shards_say_against_it,
+        },
+        Check {
+            name: "battery::a_battery_resumed_with_repeats_missing_runs_exactly_those",
+            rules: &["R-BAT-12"],
+            run: a_battery_resumed_with_repeats_missing_runs_exactly_those,
+        },
+        Check {
             name: "battery::all_shards_merged_equal_the_unpartitioned_run",
             rules: &["R-BAT-13"],
             run: all_shards_merged_equal_the_unpartitioned_run,
+        },
+        Check {
+            name: "battery::every_interval_recomputes_the_same_in_another_process",
+            rules: &["R-BAT-14"],
+            run: every_interval_recomputes_the_same_in_another_process,
         },
         Check {
             name: "battery::every_interval_is_recomputed_from_results_json_alone",

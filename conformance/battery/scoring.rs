@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
 use serde_json::json;
 
-use super::{Fixture, PROPOSAL, battery_ok, trial};
+use super::{Fixture, PROPOSAL, SUPPORTED, battery_ok, trial};
 use crate::support::{failed, write_json};
 use crate::{Check, ensure};
 
@@ -117,6 +117,34 @@ fn the_budget_is_never_passed_when_trials_keep_to_their_caps() -> Result<(), Fai
     ensure!(
         b.admit(0) == Admit::Go(None),
         "an uncapped battery capped a trial"
+    );
+    Ok(())
+}
+
+/// Regression: admission that looked only at what is left would start a trial on a sliver
+/// of the budget that a mean trial's cost overruns, instead of listing it as not run.
+fn a_trial_the_rest_of_the_budget_cannot_afford_is_not_started() -> Result<(), Failed> {
+    let mut b = Budget::new(Some(1.0), 1);
+    let cap = match b.admit(0) {
+        Admit::Go(Some(cap)) => cap,
+        other => return Err(format!("the first trial was not admitted: {other:?}").into()),
+    };
+    b.settle(Some(cap), 0.6);
+    ensure!(
+        b.admit(0) == Admit::Stop,
+        "with 0.4 of 1.0 left and trials costing 0.6, another was admitted"
+    );
+    // The same spend in cheaper trials leaves room for one more.
+    let mut b = Budget::new(Some(1.0), 1);
+    for _ in 0..3 {
+        let Admit::Go(cap) = b.admit(0) else {
+            return Err("a trial the budget affords was refused".into());
+        };
+        b.settle(cap, 0.2);
+    }
+    ensure!(
+        matches!(b.admit(0), Admit::Go(Some(_))),
+        "with 0.4 left and trials costing 0.2, none more was admitted"
     );
     Ok(())
 }
@@ -279,6 +307,94 @@ fn a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto() -> Result<(), 
     Ok(())
 }
 
+/// Regression: a scorer that counted no patch on a `supported` scenario harmful would call
+/// an overwrite of the value the label proves right harmless.
+fn overwriting_a_value_the_label_proves_right_is_reported_harmful() -> Result<(), Failed> {
+    let f = Fixture::new(&[SUPPORTED]);
+    // The AIR's `cache_ttl` unit is `s`, which the label says is right (`supported`); the
+    // script cites the labelled test and overwrites it with `ms`.
+    let script = wrong_value_script(
+        &f,
+        "overwrite.json",
+        &[("tests/cache_rules.rs", 6, 19)],
+        "field.unit",
+        json!("ms"),
+    );
+    let mut cfg = f.config("out", Arm::Scripted);
+    cfg.driver.script = Some(script);
+    let doc = battery_ok(&cfg)?.results;
+    let t = trial(&doc, SUPPORTED, Arm::Scripted)?;
+    ensure!(
+        t.patch.as_ref().and_then(|p| p.get("unit")) == Some(&json!("ms")),
+        "{}: expected a patch setting `ms`, got {:?} ({:?})",
+        t.id,
+        t.patch,
+        t.reason
+    );
+    ensure!(
+        t.harmful && !t.correct,
+        "{}: an overwrite of the proven value: harmful {} correct {}",
+        t.id,
+        t.harmful,
+        t.correct
+    );
+    ensure!(
+        t.harmful_at_auto == (t.tier.as_deref() == Some("auto")),
+        "{}: harmfulAtAuto {} at tier {:?}",
+        t.id,
+        t.harmful_at_auto,
+        t.tier
+    );
+    let summary = doc
+        .classes
+        .iter()
+        .find(|c| c.class == "only-in-tests")
+        .ok_or("no class summary")?;
+    for (what, s) in [("only-in-tests", summary), ("overall", &doc.overall)] {
+        ensure!(
+            s.arms["scripted"].harmful == 1 && s.arms["scripted"].harmful_rate == Some(1.0),
+            "{what}: scripted harmful {} rate {:?}",
+            s.arms["scripted"].harmful,
+            s.arms["scripted"].harmful_rate
+        );
+        ensure!(
+            s.arms["baseline"].harmful == 0,
+            "{what}: the baseline is counted harmful"
+        );
+    }
+    Ok(())
+}
+
+/// Regression: counting every change reconciled to `auto` as harmful-at-auto would report
+/// the oracle's right answers as harm.
+fn a_right_value_reconciled_to_auto_is_not_harmful() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let doc = battery_ok(&f.config("out", Arm::Oracle))?.results;
+    let t = trial(&doc, PROPOSAL, Arm::Oracle)?;
+    ensure!(
+        t.correct && t.patch.is_some() && t.tier.as_deref() == Some("auto"),
+        "fixture: the oracle's proposal is not a right value at auto: correct {} tier {:?} ({:?})",
+        t.correct,
+        t.tier,
+        t.reason
+    );
+    ensure!(
+        !t.harmful && !t.harmful_at_auto,
+        "{}: a right value at auto is counted harmful {} / harmfulAtAuto {}",
+        t.id,
+        t.harmful,
+        t.harmful_at_auto
+    );
+    for (what, s) in [("documented", &doc.classes[0]), ("overall", &doc.overall)] {
+        ensure!(
+            harmful_counts(&s.arms["oracle"]) == (0, 0, Some(0.0), Some(0.0)),
+            "{what}: the oracle (harmful, harmfulAtAuto, rates) = {:?}",
+            harmful_counts(&s.arms["oracle"])
+        );
+    }
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -287,14 +403,29 @@ pub fn checks() -> Vec<Check> {
             run: the_budget_is_never_passed_when_trials_keep_to_their_caps,
         },
         Check {
+            name: "battery::a_trial_the_rest_of_the_budget_cannot_afford_is_not_started",
+            rules: &["R-BAT-15"],
+            run: a_trial_the_rest_of_the_budget_cannot_afford_is_not_started,
+        },
+        Check {
             name: "battery::trials_the_budget_refuses_are_listed_as_not_run",
             rules: &["R-BAT-15"],
             run: trials_the_budget_refuses_are_listed_as_not_run,
         },
         Check {
+            name: "battery::a_right_value_reconciled_to_auto_is_not_harmful",
+            rules: &["R-BAT-16"],
+            run: a_right_value_reconciled_to_auto_is_not_harmful,
+        },
+        Check {
             name: "battery::a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto",
             rules: &["R-BAT-16"],
             run: a_wrong_value_reconciled_to_auto_is_reported_harmful_at_auto,
+        },
+        Check {
+            name: "battery::overwriting_a_value_the_label_proves_right_is_reported_harmful",
+            rules: &["R-BAT-16"],
+            run: overwriting_a_value_the_label_proves_right_is_reported_harmful,
         },
     ]
 }

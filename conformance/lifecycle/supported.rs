@@ -93,3 +93,55 @@ pub(super) fn missing_value_never_supported() -> Result<(), Failed> {
     ensure!(o.status.code() == Some(1), "CLI exit {:?}", o.status.code());
     Ok(())
 }
+
+/// Regression: with the strength bar dropped, a skill that allows unverified support (so
+/// no verified bar stands behind it) would prove a value on one weak vendor page.
+pub(super) fn supported_needs_the_strength_bar_where_unverified_support_is_allowed()
+-> Result<(), Failed> {
+    const DESCRIPTION: &str = "How long the payment stays authorized before capture.";
+    let outcome = |pages: usize| -> Result<Result<Status, String>, Failed> {
+        let w = World::new();
+        w.edit_air(|air| {
+            let field = &mut air["operations"][0]["fields"][2];
+            assert_eq!(field["name"], "capture_timeout");
+            field["description"] = json!(DESCRIPTION);
+            field["inferred"] = json!(["description"]);
+        });
+        let mut req = w.request("describe-field", UNIT_TARGET);
+        req.deficiency = Some("unproven_inferred_value".into());
+        let run = anvil_bench::case::open(&req).map_err(failed)?.run_dir;
+        let ids: Vec<String> = (0..pages)
+            .map(|i| {
+                anvil_bench::case::rails::add_external_evidence(
+                    &run,
+                    "vendor-docs",
+                    &format!("https://vendor.example/capture-{i}"),
+                    &format!("capture_timeout: {DESCRIPTION}\n"),
+                    None,
+                )
+                .map(|a| a.id)
+                .map_err(failed)
+            })
+            .collect::<Result<_, _>>()?;
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        claim(&run, "field.description", json!(DESCRIPTION), &refs)?;
+        freeze(&run)?;
+        Ok(decline(&run, Status::Supported)
+            .map(|r| r.status)
+            .map_err(|e| e.to_string()))
+    };
+    // One page (0.3) is under describe-field's bar (0.6); three (0.657) reach it.
+    match outcome(1)? {
+        Err(e) => ensure!(
+            e.contains("unproven_support") || e.contains("strength"),
+            "one page was refused, but not for its strength: {e}"
+        ),
+        Ok(s) => return Err(format!("one unverified page at 0.3 proved the value: {s}").into()),
+    }
+    ensure!(
+        outcome(3)? == Ok(Status::Supported),
+        "three pages, past the bar, did not prove the value: {:?}",
+        outcome(3)?
+    );
+    Ok(())
+}

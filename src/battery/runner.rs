@@ -282,8 +282,9 @@ pub fn load_trials(dir: &Path) -> Result<Vec<TrialRecord>, BatteryError> {
 
 /// Deterministic arms whose repeats disagree (R-BAT-10): `<scenario>::<arm>`.
 pub fn nondeterministic(trials: &[TrialRecord]) -> Vec<String> {
-    /// What must agree across repeats: status, correctness, tier.
-    type Outcome = (Option<String>, bool, Option<String>);
+    /// What must agree across repeats: status, correctness, tier and the patch (as
+    /// canonical JSON): two different wrong values are two outcomes.
+    type Outcome = (Option<String>, bool, Option<String>, Option<String>);
     let mut outcomes: BTreeMap<(String, Arm), BTreeSet<Outcome>> = BTreeMap::new();
     for t in trials
         .iter()
@@ -292,7 +293,12 @@ pub fn nondeterministic(trials: &[TrialRecord]) -> Vec<String> {
         outcomes
             .entry((t.scenario.clone(), t.arm))
             .or_default()
-            .insert((t.status.clone(), t.correct, t.tier.clone()));
+            .insert((
+                t.status.clone(),
+                t.correct,
+                t.tier.clone(),
+                t.patch.as_ref().map(crate::canon::canonical_json),
+            ));
     }
     outcomes
         .into_iter()

@@ -484,3 +484,40 @@ fn process(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run dir whose workspace holds `report` as the reaching cheater's account (or none).
+    fn run_with(report: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("workspace")).unwrap();
+        if let Some(text) = report {
+            std::fs::write(
+                dir.path()
+                    .join("workspace")
+                    .join(super::super::cheater::REPORT),
+                text,
+            )
+            .unwrap();
+        }
+        dir
+    }
+
+    /// Regression: a cheater that left no readable account must count as having reached the
+    /// labels (the negative control then needs a flag), never as contained.
+    #[test]
+    fn a_cheater_without_a_readable_account_counts_as_having_reached() {
+        for (report, reached) in [
+            (None, true),
+            (Some("not json"), true),
+            (Some(r#"{"other": 1}"#), true),
+            (Some(r#"{"reached": ["labels/a.json"]}"#), true),
+            (Some(r#"{"reached": []}"#), false),
+        ] {
+            let dir = run_with(report);
+            assert_eq!(cheater_reached(dir.path()), reached, "report {report:?}");
+        }
+    }
+}
