@@ -1,6 +1,8 @@
 //! Close and reconcile: re-verification, re-binding, eval delta, tiers, apply with
 //! provenance (R-REC-*, R-EV-10, R-BIND-6), and the scripted driver (R-DRV-5).
 
+mod records;
+
 use std::path::{Path, PathBuf};
 
 use anvil_bench::air::{Air, DeficiencyCode, TargetKey};
@@ -16,7 +18,7 @@ use crate::support::*;
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
-    vec![
+    let mut all = vec![
         Check {
             name: "reconcile::close_reverifies_evidence_and_fails_on_a_changed_source",
             rules: &["R-REC-1", "R-EV-10"],
@@ -72,7 +74,9 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-DRV-5"],
             run: scripted_driver,
         },
-    ]
+    ];
+    all.extend(records::checks());
+    all
 }
 
 fn f(e: CaseError) -> Failed {
