@@ -629,6 +629,15 @@ fn uncited_conflict() -> Result<(), Failed> {
         o.close.tier,
         o.reasons()
     );
+    // The reason says how much of the repository was weighed: every file of this small
+    // example is a text file in scope, so all of them.
+    let files = tree(&w.repo()).values().filter(|h| *h != "dir").count();
+    ensure!(
+        o.reasons()
+            .contains(&format!(", {files} in-scope files scanned)")),
+        "the reason does not say all {files} in-scope files were scanned: {}",
+        o.reasons()
+    );
     // The same citations in a repository that does not contradict them reach auto.
     let clean = unit_case(
         &World::new(),
