@@ -171,11 +171,32 @@ pub fn case(
         }
     }
     let close = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    passes_agrees_with_reasons(&close)?;
     Ok(Outcome {
         run,
         research,
         close,
     })
+}
+
+/// close.json's per-value verdict agrees with the reasons close gave: a (single) value
+/// `passes` the gate exactly when no gate reason (R-GATE-1 unattested or under strength,
+/// R-GATE-2 conflict) holds it back.
+fn passes_agrees_with_reasons(close: &CloseDoc) -> Result<(), Failed> {
+    let held = close
+        .reasons
+        .iter()
+        .any(|r| r.contains("R-GATE") || r.contains("only at strength"));
+    for g in &close.gate {
+        ensure!(
+            g.passes != held,
+            "`{}` passes: {} but the reasons are {:?}",
+            g.field,
+            g.passes,
+            close.reasons
+        );
+    }
+    Ok(())
 }
 
 /// The unit case on `capture_timeout` citing `regions` for `value`.
@@ -529,11 +550,24 @@ fn unclaimed_conflict() -> Result<(), Failed> {
         "result.json does not carry the conflict: {result}"
     );
     let closed = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    // Held back by the frozen excerpts' own disagreement, not only by the repository scan.
     ensure!(
-        closed.tier == Some(Tier::Review) && closed.reasons.iter().any(|r| r.contains("R-GATE-2")),
+        closed.tier == Some(Tier::Review)
+            && closed
+                .reasons
+                .iter()
+                .any(|r| r.contains("R-GATE-2") && r.contains("verified excerpts")),
         "a conflicted predicate reached {:?}: {:?}",
         closed.tier,
         closed.reasons
+    );
+    passes_agrees_with_reasons(&closed)?;
+    let gate = closed.gate.first().ok_or("close.json has no gate entry")?;
+    ensure!(
+        gate.conflict
+            .as_ref()
+            .is_some_and(|c| c.claimed == [json!("s")]),
+        "close.json does not show the conflict with the value claimed: {gate:?}"
     );
     Ok(())
 }
