@@ -2,6 +2,7 @@
 //! provenance (R-REC-*, R-EV-10, R-BIND-6), and the scripted driver (R-DRV-5).
 
 mod records;
+mod routing;
 
 use std::path::{Path, PathBuf};
 
@@ -76,6 +77,7 @@ pub fn checks() -> Vec<Check> {
         },
     ];
     all.extend(records::checks());
+    all.extend(routing::checks());
     all
 }
 
