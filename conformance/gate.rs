@@ -2,6 +2,7 @@
 //! claims cite state it, by the skill's attestation rules (data in the contract), and no two
 //! verified frozen excerpts state different values for its predicate.
 
+mod grounding;
 mod languages;
 
 use std::path::PathBuf;
@@ -66,6 +67,7 @@ pub fn checks() -> Vec<Check> {
             run: uncited_conflict,
         },
     ];
+    all.extend(grounding::checks());
     all.extend(languages::checks());
     all
 }
