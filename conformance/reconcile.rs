@@ -1,6 +1,7 @@
 //! Close and reconcile: re-verification, re-binding, eval delta, tiers, apply with
 //! provenance (R-REC-*, R-EV-10, R-BIND-6), and the scripted driver (R-DRV-5).
 
+mod open_target;
 mod records;
 mod routing;
 
@@ -76,6 +77,7 @@ pub fn checks() -> Vec<Check> {
             run: scripted_driver,
         },
     ];
+    all.extend(open_target::checks());
     all.extend(records::checks());
     all.extend(routing::checks());
     all
