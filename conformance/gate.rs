@@ -674,6 +674,25 @@ fn uncited_conflict() -> Result<(), Failed> {
         "the reason does not say all {files} in-scope files were scanned: {}",
         o.reasons()
     );
+    // A value no line states is contradicted by both sides, and close.json says so too.
+    let w = millis_world();
+    let stated_nowhere = unit_case(
+        &w,
+        &[
+            ("src/payments/service.py", 32, 39),
+            ("tests/test_capture.py", 6, 8),
+        ],
+        "min",
+    )?;
+    ensure!(
+        stated_nowhere
+            .close
+            .reasons
+            .iter()
+            .any(|r| r.contains("lines no claim cites")),
+        "the repository's disagreement with `min` is not reported: {}",
+        stated_nowhere.reasons()
+    );
     // The same citations in a repository that does not contradict them reach auto.
     let clean = unit_case(
         &World::new(),
