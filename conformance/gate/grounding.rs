@@ -1,5 +1,6 @@
 //! R-GATE-1 judges the claims that ground the patched value: lines cited by another
-//! accepted claim, one the proposal does not name, attest nothing for it.
+//! accepted claim, one the proposal does not name, attest nothing for it; and the lines
+//! that do attest it need only meet the skill's strength bar, not pass it.
 
 use anvil_bench::reconcile::{CloseRequest, Tier, close};
 use libtest_mimic::Failed;
@@ -10,11 +11,46 @@ use crate::support::*;
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
-    vec![Check {
-        name: "gate::lines_only_an_ungrounding_claim_cites_do_not_attest_the_patched_value",
-        rules: &["R-GATE-1"],
-        run: ungrounding_claim,
-    }]
+    vec![
+        Check {
+            name: "gate::lines_only_an_ungrounding_claim_cites_do_not_attest_the_patched_value",
+            rules: &["R-GATE-1"],
+            run: ungrounding_claim,
+        },
+        Check {
+            name: "gate::a_value_attested_exactly_at_the_skills_strength_bar_reaches_auto",
+            rules: &["R-GATE-1", "R-VAL-4"],
+            run: at_the_bar,
+        },
+    ]
+}
+
+fn at_the_bar() -> Result<(), Failed> {
+    // A description stated by one documentation line: doc strength is the skill's bar.
+    let w = World::new();
+    let o = super::case(
+        &w,
+        "describe-operation",
+        "op.get_payment",
+        None,
+        &[("docs/payments.md", 6, 6)],
+        json!("Returns the payment created by POST /payments."),
+        None,
+    )?;
+    let gate = o.close.gate.first().ok_or("close.json has no gate entry")?;
+    ensure!(
+        gate.strength == gate.required,
+        "fixture: the attested strength {} is not the bar {}: {gate:?}",
+        gate.strength,
+        gate.required
+    );
+    ensure!(
+        o.close.tier == Some(Tier::Auto) && gate.passes,
+        "a value meeting the bar exactly closed as {:?}: {}",
+        o.close.tier,
+        o.reasons()
+    );
+    Ok(())
 }
 
 fn ungrounding_claim() -> Result<(), Failed> {
