@@ -290,6 +290,17 @@ fn eval_delta() -> Result<(), Failed> {
         unit.after + 1 == unit.before,
         "unit family did not improve by one: {unit:?}"
     );
+    // The patch touched only the unit: every other family's open deficiencies still count.
+    let others: Vec<_> = delta
+        .families
+        .iter()
+        .filter(|(n, _)| *n != "unit")
+        .collect();
+    ensure!(
+        others.iter().any(|(_, s)| s.before > 0) && others.iter().all(|(_, s)| s.after == s.before),
+        "families the patch did not touch changed: {:?}",
+        delta.families
+    );
     ensure!(
         doc.tier == Some(Tier::Auto),
         "a clean unit proposal closed as {:?}",
