@@ -2,6 +2,7 @@
 //! claims cite state it, by the skill's attestation rules (data in the contract), and no two
 //! verified frozen excerpts state different values for its predicate.
 
+mod grounding;
 mod languages;
 
 use std::path::PathBuf;
@@ -76,6 +77,7 @@ pub fn checks() -> Vec<Check> {
             run: uncited_conflict,
         },
     ];
+    all.extend(grounding::checks());
     all.extend(languages::checks());
     all
 }
@@ -181,11 +183,32 @@ pub fn case(
         }
     }
     let close = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    passes_agrees_with_reasons(&close)?;
     Ok(Outcome {
         run,
         research,
         close,
     })
+}
+
+/// close.json's per-value verdict agrees with the reasons close gave: a (single) value
+/// `passes` the gate exactly when no gate reason (R-GATE-1 unattested or under strength,
+/// R-GATE-2 conflict) holds it back.
+fn passes_agrees_with_reasons(close: &CloseDoc) -> Result<(), Failed> {
+    let held = close
+        .reasons
+        .iter()
+        .any(|r| r.contains("R-GATE") || r.contains("only at strength"));
+    for g in &close.gate {
+        ensure!(
+            g.passes != held,
+            "`{}` passes: {} but the reasons are {:?}",
+            g.field,
+            g.passes,
+            close.reasons
+        );
+    }
+    Ok(())
 }
 
 /// The unit case on `capture_timeout` citing `regions` for `value`.
@@ -674,11 +697,24 @@ fn unclaimed_conflict() -> Result<(), Failed> {
         "result.json does not carry the conflict: {result}"
     );
     let closed = close(&run, &CloseRequest::default(), None).map_err(failed)?;
+    // Held back by the frozen excerpts' own disagreement, not only by the repository scan.
     ensure!(
-        closed.tier == Some(Tier::Review) && closed.reasons.iter().any(|r| r.contains("R-GATE-2")),
+        closed.tier == Some(Tier::Review)
+            && closed
+                .reasons
+                .iter()
+                .any(|r| r.contains("R-GATE-2") && r.contains("verified excerpts")),
         "a conflicted predicate reached {:?}: {:?}",
         closed.tier,
         closed.reasons
+    );
+    passes_agrees_with_reasons(&closed)?;
+    let gate = closed.gate.first().ok_or("close.json has no gate entry")?;
+    ensure!(
+        gate.conflict
+            .as_ref()
+            .is_some_and(|c| c.claimed == [json!("s")]),
+        "close.json does not show the conflict with the value claimed: {gate:?}"
     );
     Ok(())
 }
@@ -773,6 +809,34 @@ fn uncited_conflict() -> Result<(), Failed> {
         "a value the repository contradicts reached {:?}: {}",
         o.close.tier,
         o.reasons()
+    );
+    // The reason says how much of the repository was weighed: every file of this small
+    // example is a text file in scope, so all of them.
+    let files = tree(&w.repo()).values().filter(|h| *h != "dir").count();
+    ensure!(
+        o.reasons()
+            .contains(&format!(", {files} in-scope files scanned)")),
+        "the reason does not say all {files} in-scope files were scanned: {}",
+        o.reasons()
+    );
+    // A value no line states is contradicted by both sides, and close.json says so too.
+    let w = millis_world();
+    let stated_nowhere = unit_case(
+        &w,
+        &[
+            ("src/payments/service.py", 32, 39),
+            ("tests/test_capture.py", 6, 8),
+        ],
+        "min",
+    )?;
+    ensure!(
+        stated_nowhere
+            .close
+            .reasons
+            .iter()
+            .any(|r| r.contains("lines no claim cites")),
+        "the repository's disagreement with `min` is not reported: {}",
+        stated_nowhere.reasons()
     );
     // The same citations in a repository that does not contradict them reach auto.
     let clean = unit_case(

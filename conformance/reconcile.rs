@@ -1,6 +1,10 @@
 //! Close and reconcile: re-verification, re-binding, eval delta, tiers, apply with
 //! provenance (R-REC-*, R-EV-10, R-BIND-6), and the scripted driver (R-DRV-5).
 
+mod open_target;
+mod records;
+mod routing;
+
 use std::path::{Path, PathBuf};
 
 use anvil_bench::air::{Air, DeficiencyCode, TargetKey};
@@ -16,7 +20,7 @@ use crate::support::*;
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
-    vec![
+    let mut all = vec![
         Check {
             name: "reconcile::close_reverifies_evidence_and_fails_on_a_changed_source",
             rules: &["R-REC-1", "R-EV-10"],
@@ -72,7 +76,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-DRV-5"],
             run: scripted_driver,
         },
-    ]
+    ];
+    all.extend(open_target::checks());
+    all.extend(records::checks());
+    all.extend(routing::checks());
+    all
 }
 
 fn f(e: CaseError) -> Failed {
@@ -281,6 +289,17 @@ fn eval_delta() -> Result<(), Failed> {
     ensure!(
         unit.after + 1 == unit.before,
         "unit family did not improve by one: {unit:?}"
+    );
+    // The patch touched only the unit: every other family's open deficiencies still count.
+    let others: Vec<_> = delta
+        .families
+        .iter()
+        .filter(|(n, _)| *n != "unit")
+        .collect();
+    ensure!(
+        others.iter().any(|(_, s)| s.before > 0) && others.iter().all(|(_, s)| s.after == s.before),
+        "families the patch did not touch changed: {:?}",
+        delta.families
     );
     ensure!(
         doc.tier == Some(Tier::Auto),

@@ -140,13 +140,23 @@ pub fn check(
     out
 }
 
-/// Most in-scope files the whole-repository scan reads at close, and most bytes in all.
-const SCAN_FILES: usize = 5_000;
-const SCAN_BYTES: u64 = 64 << 20;
+/// How much of the repository the whole-repository scan reads at close.
+#[derive(Debug, Clone, Copy)]
+struct ScanBudget {
+    /// Most in-scope files.
+    files: usize,
+    /// Most bytes in all.
+    bytes: u64,
+}
+
+const SCAN: ScanBudget = ScanBudget {
+    files: 5_000,
+    bytes: 64 << 20,
+};
 
 /// Every in-scope text file of the repository as the case may cite it (committed at its
 /// revision, or as recorded at open), each as one whole-file verified excerpt, within
-/// [`SCAN_FILES`] and [`SCAN_BYTES`]; with a description of what was scanned for close.json.
+/// [`SCAN`]; with a description of what was scanned for close.json.
 fn repository_excerpts(frozen: &Frozen) -> (crate::case::evidence::EvidenceDoc, String) {
     use crate::case::evidence::{EvidenceDoc, EvidenceRequest, acquire};
     let mut doc = EvidenceDoc::empty();
@@ -156,15 +166,12 @@ fn repository_excerpts(frozen: &Frozen) -> (crate::case::evidence::EvidenceDoc, 
     };
     let repo = std::path::Path::new(&run.doc.inputs.repository);
     let policy = &run.doc.policy;
-    let files = crate::case::evidence::in_scope_files(repo, &policy.inspect_scopes, SCAN_FILES + 1);
-    let truncated = files.len() > SCAN_FILES;
-    let mut bytes = 0u64;
+    let (files, truncated) = within_budget(
+        |limit| crate::case::evidence::in_scope_files(repo, &policy.inspect_scopes, limit),
+        SCAN,
+    );
     let mut read = 0usize;
-    for (rel, size) in files.into_iter().take(SCAN_FILES) {
-        bytes = bytes.saturating_add(size);
-        if bytes > SCAN_BYTES {
-            break;
-        }
+    for rel in files {
         let req = EvidenceRequest {
             path: rel,
             start_line: None,
@@ -177,13 +184,96 @@ fn repository_excerpts(frozen: &Frozen) -> (crate::case::evidence::EvidenceDoc, 
             doc.insert(a);
         }
     }
-    let note = if truncated || bytes > SCAN_BYTES {
+    (doc, scan_note(read, truncated, SCAN))
+}
+
+/// The files (in listing order) the scan reads within `budget`, and whether the budget
+/// left any in-scope file unread. `list(n)` lists at most `n` in-scope files with their
+/// sizes; one more than the budget is asked for, to know whether any was left out.
+fn within_budget(
+    list: impl FnOnce(usize) -> Vec<(String, u64)>,
+    budget: ScanBudget,
+) -> (Vec<String>, bool) {
+    let files = list(budget.files + 1);
+    let mut truncated = files.len() > budget.files;
+    let mut bytes = 0u64;
+    let mut out = Vec::new();
+    for (rel, size) in files.into_iter().take(budget.files) {
+        bytes = bytes.saturating_add(size);
+        if bytes > budget.bytes {
+            truncated = true;
+            break;
+        }
+        out.push(rel);
+    }
+    (out, truncated)
+}
+
+/// What close.json says the scan covered: how many files it read, and its limits when
+/// they left files unread.
+fn scan_note(read: usize, truncated: bool, budget: ScanBudget) -> String {
+    if truncated {
         format!(
-            "{read} in-scope files scanned, the first {SCAN_FILES} files or {} MiB",
-            SCAN_BYTES >> 20
+            "{read} in-scope files scanned, the first {} files or {} MiB",
+            budget.files,
+            budget.bytes >> 20
         )
     } else {
         format!("{read} in-scope files scanned")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lists `n` files of `size` bytes the way `in_scope_files` does: at most `limit`.
+    fn listing(n: usize, size: u64) -> impl FnOnce(usize) -> Vec<(String, u64)> {
+        move |limit| (0..n.min(limit)).map(|i| (format!("f{i}"), size)).collect()
+    }
+
+    const BUDGET: ScanBudget = ScanBudget {
+        files: 3,
+        bytes: 30,
     };
-    (doc, note)
+
+    #[test]
+    fn a_repository_exactly_at_the_file_limit_is_read_whole() {
+        let (read, truncated) = within_budget(listing(3, 1), BUDGET);
+        assert_eq!(read, ["f0", "f1", "f2"]);
+        assert!(!truncated, "nothing was left out");
+    }
+
+    #[test]
+    fn one_file_past_the_file_limit_is_left_out_and_said_so() {
+        let (read, truncated) = within_budget(listing(4, 1), BUDGET);
+        assert_eq!(read, ["f0", "f1", "f2"]);
+        assert!(truncated, "f3 was not read");
+    }
+
+    #[test]
+    fn files_exactly_at_the_byte_limit_are_read_whole() {
+        let (read, truncated) = within_budget(listing(3, 10), BUDGET);
+        assert_eq!(read.len(), 3);
+        assert!(!truncated, "30 bytes fit a 30-byte budget");
+    }
+
+    #[test]
+    fn the_file_that_passes_the_byte_limit_is_not_read_and_said_so() {
+        let (read, truncated) = within_budget(listing(3, 11), BUDGET);
+        assert_eq!(read, ["f0", "f1"]);
+        assert!(truncated, "f2 would pass 30 bytes");
+    }
+
+    #[test]
+    fn the_note_names_the_limits_only_when_they_left_files_unread() {
+        let whole = scan_note(2, false, BUDGET);
+        assert!(whole.starts_with("2 in-scope files"), "{whole}");
+        assert!(!whole.contains("first"), "{whole}");
+        let cut = scan_note(3, true, SCAN);
+        assert!(
+            cut.starts_with("3 in-scope files") && cut.contains("5000") && cut.contains("64 MiB"),
+            "{cut}"
+        );
+    }
 }
