@@ -50,6 +50,7 @@ pub mod json_path;
 pub mod limits;
 pub mod mcp;
 pub mod outpath;
+pub mod par;
 pub mod reconcile;
 pub mod replay;
 pub mod repo;

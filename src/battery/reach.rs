@@ -48,20 +48,11 @@ pub fn oracle_problems(scenarios: &[Scenario], labels_dir: &Path) -> Vec<Problem
                     };
                     let label = labels_dir.join(format!("{}.json", s.dir_id));
                     let problem = |message: String| Problem::new(&label, "oracle_unreachable", message);
-                    let dir = root
-                        .join("templates")
-                        .join(ulid::Ulid::new().to_string().to_lowercase());
-                    let found = match workspace::prepare(&s.repo(), &s.air(), &dir, git) {
+                    let found = match Prepared::new(s, &root, git) {
                         Err(e) => Some(problem(format!("cannot prepare the scenario: {e}"))),
-                        Ok(template) => {
-                            let prepared = Arc::new(Prepared {
-                                id: s.dir_id.clone(),
-                                class: s.doc.class.to_string(),
-                                skill: s.doc.skill.clone(),
-                                target: s.doc.target.clone(),
-                                deficiency: s.doc.deficiency.map(|d| d.to_string()),
-                                template,
-                            });
+                        Ok(prepared) => {
+                            let prepared = Arc::new(prepared);
+                            let dir = prepared.template.air.parent().map(Path::to_path_buf);
                             let ctx = TrialContext {
                                 vault: &vault,
                                 driver: &driver,
@@ -70,7 +61,7 @@ pub fn oracle_problems(scenarios: &[Scenario], labels_dir: &Path) -> Vec<Problem
                                 budget_usd: None,
                                 cancel: &cancel,
                             };
-                            match trial::run(&prepared, Arm::Oracle, 0, &ctx) {
+                            let verdict = match trial::run(&prepared, Arm::Oracle, 0, &ctx) {
                                 Ok(r) if r.correct => None,
                                 Ok(r) => Some(problem(format!(
                                     "the oracle, told this label, cannot reach it through the rails: expected {}, got {}{}",
@@ -79,10 +70,13 @@ pub fn oracle_problems(scenarios: &[Scenario], labels_dir: &Path) -> Vec<Problem
                                     r.reason.map(|x| format!(" ({x})")).unwrap_or_default()
                                 ))),
                                 Err(e) => Some(problem(format!("the oracle's trial failed: {e}"))),
+                            };
+                            if let Some(dir) = dir {
+                                let _ = std::fs::remove_dir_all(dir);
                             }
+                            verdict
                         }
                     };
-                    let _ = std::fs::remove_dir_all(&dir);
                     if let Some(p) = found {
                         problems.lock().unwrap_or_else(|e| e.into_inner()).push(p);
                     }

@@ -541,24 +541,20 @@ pub fn run(
         .collect();
     // Templates are prepared on the battery's jobs: each is a copy and four git calls, and
     // one after another they were a second of wall time with one core idle.
-    let templates = prepare_templates(&wanted, &work_root, git, cfg.jobs);
+    let templates = crate::par::in_order(&wanted, cfg.jobs.max(1), |s, _| {
+        Prepared::new(s, &work_root, git).map_err(|e| format!("scenario `{}`: {e}", s.dir_id))
+    });
     let mut prepared: BTreeMap<String, Arc<Prepared>> = BTreeMap::new();
-    for (s, template) in wanted.iter().zip(templates) {
-        let template = template.map_err(|e| {
+    for template in templates {
+        // `in_order` leaves items after a failure undone; the failure comes first.
+        let Some(Ok(p)) = template else {
             let _ = std::fs::remove_dir_all(&work_root);
-            BatteryError::Input(format!("scenario `{}`: {e}", s.dir_id))
-        })?;
-        prepared.insert(
-            s.dir_id.clone(),
-            Arc::new(Prepared {
-                id: s.dir_id.clone(),
-                class: s.doc.class.to_string(),
-                skill: s.doc.skill.clone(),
-                target: s.doc.target.clone(),
-                deficiency: s.doc.deficiency.map(|d| d.to_string()),
-                template,
-            }),
-        );
+            return Err(BatteryError::Input(match template {
+                Some(Err(e)) => e,
+                _ => "a scenario template was not prepared".into(),
+            }));
+        };
+        prepared.insert(p.id.clone(), Arc::new(p));
     }
 
     let result = execute(
@@ -626,46 +622,6 @@ enum Msg {
     Retry(String, u32, String),
     Done(Box<TrialRecord>),
     Fatal(String),
-}
-
-/// Each scenario's template under `<work_root>/templates/<random>`, in the order given,
-/// prepared on up to `jobs` threads.
-fn prepare_templates(
-    scenarios: &[&Scenario],
-    work_root: &Path,
-    git: bool,
-    jobs: usize,
-) -> Vec<Result<workspace::Template, workspace::WorkspaceError>> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<_>>> = scenarios.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, scenarios.len().max(1)) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(s) = scenarios.get(i) else { break };
-                    let dir = work_root
-                        .join("templates")
-                        .join(ulid::Ulid::new().to_string().to_lowercase());
-                    let template = workspace::prepare(&s.repo(), &s.air(), &dir, git);
-                    if let Ok(mut slot) = slots[i].lock() {
-                        *slot = Some(template);
-                    }
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|slot| {
-            slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                Err(workspace::WorkspaceError::Refused {
-                    path: work_root.to_path_buf(),
-                    reason: "a template was not prepared (a preparing thread stopped)".into(),
-                })
-            })
-        })
-        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]

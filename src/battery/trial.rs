@@ -40,6 +40,29 @@ pub struct Prepared {
     pub template: Template,
 }
 
+impl Prepared {
+    /// Prepares `scenario`'s starting state under `<work_root>/templates/<random>`: a
+    /// neutral path naming nothing of the corpus (R-BAT-7).
+    pub fn new(
+        scenario: &super::corpus::Scenario,
+        work_root: &Path,
+        git: bool,
+    ) -> Result<Prepared, super::workspace::WorkspaceError> {
+        let dir = work_root
+            .join("templates")
+            .join(ulid::Ulid::new().to_string().to_lowercase());
+        let template = super::workspace::prepare(&scenario.repo(), &scenario.air(), &dir, git)?;
+        Ok(Prepared {
+            id: scenario.dir_id.clone(),
+            class: scenario.doc.class.to_string(),
+            skill: scenario.doc.skill.clone(),
+            target: scenario.doc.target.clone(),
+            deficiency: scenario.doc.deficiency.map(|d| d.to_string()),
+            template,
+        })
+    }
+}
+
 /// How process agents are run.
 #[derive(Debug, Clone)]
 pub struct DriverConfig {

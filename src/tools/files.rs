@@ -15,7 +15,6 @@ use std::fs::{self, File};
 use std::io::{ErrorKind, Read};
 use std::num::NonZero;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 
@@ -338,7 +337,7 @@ impl Selection {
             });
         }
         let files: Vec<(String, ScopedFile)> = self.files.into_values().collect();
-        let outcomes = in_order(&files, |(request, f), buf| {
+        let outcomes = crate::par::in_order(&files, readers(), |(request, f), buf| {
             let mut s = sink(f);
             stream(request, f, limits, BLOCK, buf, &mut s).map(|streamed| (streamed, s))
         });
@@ -367,51 +366,11 @@ impl Selection {
 /// speed, so a few threads are enough to keep up with the page cache.
 const READERS: usize = 4;
 
-/// `work` on every item, on up to [`READERS`] threads, each with its own reused buffer;
-/// outcomes in item order. Once an item fails, items after it may be left undone (`None`):
-/// the caller stops at the first failure, as a loop would.
-fn in_order<I: Sync, T: Send>(
-    items: &[I],
-    work: impl Fn(&I, &mut Vec<u8>) -> Result<T, ToolError> + Sync,
-) -> Vec<Option<Result<T, ToolError>>> {
-    let next = AtomicUsize::new(0);
-    let failed = AtomicUsize::new(usize::MAX);
-    let run = || {
-        let mut buf = Vec::new();
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= items.len() || i > failed.load(Ordering::Relaxed) {
-                return done;
-            }
-            let outcome = work(&items[i], &mut buf);
-            if outcome.is_err() {
-                failed.fetch_min(i, Ordering::Relaxed);
-            }
-            done.push((i, outcome));
-        }
-    };
-    let threads = std::thread::available_parallelism()
+/// Threads reading one selection: at most [`READERS`], at most the cores.
+fn readers() -> usize {
+    std::thread::available_parallelism()
         .map_or(1, NonZero::get)
         .min(READERS)
-        .min(items.len());
-    let done: Vec<Vec<(usize, Result<T, ToolError>)>> = if threads <= 1 {
-        vec![run()]
-    } else {
-        std::thread::scope(|s| {
-            let helpers: Vec<_> = (1..threads).map(|_| s.spawn(run)).collect();
-            let mut done = vec![run()];
-            for h in helpers {
-                done.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-            }
-            done
-        })
-    };
-    let mut out: Vec<Option<Result<T, ToolError>>> = items.iter().map(|_| None).collect();
-    for (i, outcome) in done.into_iter().flatten() {
-        out[i] = Some(outcome);
-    }
-    out
 }
 
 fn too_large(request: &str, rel: &str, size: u64, limits: &ToolLimits) -> ToolError {
