@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anvil_bench::battery::workspace::copy_tree;
 use anvil_bench::case::evidence::EvidenceRequest;
 use anvil_bench::case::research::ClaimInput;
-use anvil_bench::case::{OpenMode, OpenRequest, open, rails};
+use anvil_bench::case::{OpenMode, OpenRequest, RunHandle, open};
 use anvil_bench::reconcile::{CloseRequest, close};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -47,34 +47,35 @@ fn request(root: &Path) -> OpenRequest {
     }
 }
 
-fn evidence(run: &Path, path: &str, lines: Option<(u32, u32)>) -> String {
+fn evidence(run: &RunHandle, path: &str, lines: Option<(u32, u32)>) -> String {
     let req = EvidenceRequest {
         path: path.into(),
         start_line: lines.map(|l| l.0),
         end_line: lines.map(|l| l.1),
     };
-    rails::add_evidence(run, &req, None).unwrap().id
+    run.add_evidence(&req, None).unwrap().id
 }
 
 /// One whole case: open, two excerpts, a claim, freeze, a proposal, validate, finalize,
 /// close.
 fn whole_case(root: &Path) {
-    let run = open(&request(root)).unwrap().run_dir;
+    let dir = open(&request(root)).unwrap().run_dir;
+    let run = RunHandle::open(&dir).unwrap();
     let a = evidence(&run, "src/payments/service.py", Some((32, 39)));
     let b = evidence(&run, "tests/test_capture.py", Some((6, 8)));
-    let claim = rails::add_claim(
-        &run,
-        ClaimInput {
-            predicate: "field.unit".into(),
-            value: json!("s"),
-            artifact_ids: vec![a, b],
-            confidence: 0.9,
-        },
-        None,
-    )
-    .unwrap()
-    .id;
-    rails::freeze_research(&run, None).unwrap();
+    let claim = run
+        .add_claim(
+            ClaimInput {
+                predicate: "field.unit".into(),
+                value: json!("s"),
+                artifact_ids: vec![a, b],
+                confidence: 0.9,
+            },
+            None,
+        )
+        .unwrap()
+        .id;
+    run.freeze_research(None).unwrap();
     let proposal = json!({
         "format": "anvil-proposal", "formatVersion": 1, "skill": "annotate-unit",
         "skillVersion": 1, "deficiency": "unit_ambiguous_field", "target": TARGET,
@@ -82,13 +83,13 @@ fn whole_case(root: &Path) {
         "confidence": 0.9, "rationale": "timedelta(seconds=...) converts the wire value"
     });
     std::fs::write(
-        run.join("output/proposal.json"),
+        run.output("proposal.json"),
         serde_json::to_vec_pretty(&proposal).unwrap(),
     )
     .unwrap();
-    rails::validate(&run, None, false).unwrap();
-    anvil_bench::case::finalize::finalize(&run, None, None, None).unwrap();
-    black_box(close(&run, &CloseRequest::default(), None).unwrap());
+    run.validate(None, false).unwrap();
+    run.finalize(None, None, None).unwrap();
+    black_box(close(&dir, &CloseRequest::default(), None).unwrap());
 }
 
 fn bench_case(c: &mut Criterion) {
@@ -135,7 +136,13 @@ fn bench_add_evidence(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter_batched(
                 || world_with_file(size),
-                |(_w, run)| black_box(evidence(&run, "docs/big.md", None)),
+                |(_w, run)| {
+                    black_box(evidence(
+                        &RunHandle::open(&run).unwrap(),
+                        "docs/big.md",
+                        None,
+                    ))
+                },
                 BatchSize::PerIteration,
             )
         });

@@ -363,7 +363,7 @@ fn codex() -> Result<(), Failed> {
 fn codex_config() -> Result<(), Failed> {
     use anvil_bench::driver::agent::ProcessAgent;
     let f = fake()?;
-    let run = anvil_bench::case::Run::load(&f.run).map_err(|e| Failed::from(e.to_string()))?;
+    let run = crate::support::rails::load_run(&f.run).map_err(|e| Failed::from(e.to_string()))?;
     let mut p = policy(&f);
     p.ambient.extend([
         (

@@ -275,14 +275,14 @@ pub(crate) const SECRET: &str = "CANARY-7f3a9c-do-not-leak";
 pub(crate) fn validated(w: &World, value: &str) -> Result<UnitRun, Failed> {
     let u = frozen_unit(w)?;
     write_proposal(&u.run, &unit_proposal(value, &[&u.claim]));
-    anvil_bench::case::rails::validate(&u.run, None, false).map_err(failed)?;
+    crate::support::rails::validate(&u.run, None, false).map_err(failed)?;
     Ok(u)
 }
 
 /// A validated (passing) unit run, finalized as `proposal_generated`.
 pub(crate) fn finalized(w: &World) -> Result<UnitRun, Failed> {
     let u = validated(w, "s")?;
-    anvil_bench::case::finalize::finalize(&u.run, None, None, None).map_err(failed)?;
+    crate::support::rails::finalize(&u.run, None, None, None).map_err(failed)?;
     Ok(u)
 }
 

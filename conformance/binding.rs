@@ -2,9 +2,10 @@
 //! equality of target, patch.target, skill, skillVersion and deficiency, and a mismatch is
 //! refused, never coerced (R-BIND-1..5, R-BIND-7).
 
-use anvil_bench::case::finalize::{Status, finalize};
+use crate::support::rails;
+use crate::support::rails::finalize;
+use anvil_bench::case::finalize::Status;
 use anvil_bench::case::proposal::DocErrorKind;
-use anvil_bench::case::rails;
 use libtest_mimic::Failed;
 use serde_json::json;
 

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use crate::support::rails;
 use anvil_bench::case::proposal::DocErrorKind;
-use anvil_bench::case::rails;
 use anvil_bench::case::research::{ClaimStatus, ResearchRecord, claim_id};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
@@ -413,7 +413,7 @@ fn rejected_not_dropped() -> Result<(), Failed> {
         "freeze rewrote claims.json"
     );
     // The result of a decline still carries every claim and its verdict.
-    let result = anvil_bench::case::finalize::finalize(
+    let result = crate::support::rails::finalize(
         &u.run,
         Some(anvil_bench::case::finalize::Status::InsufficientEvidence),
         Some("checking that nothing is dropped"),

@@ -1,7 +1,6 @@
 //! case.json and its generated views (R-DOC-1, 2, 3, 7).
 
-use anvil_bench::case::Run;
-use anvil_bench::case::verify::verify;
+use crate::support::rails::verify;
 use anvil_bench::case::views::{WORKING_DISCIPLINE, render_views};
 use libtest_mimic::Failed;
 
@@ -93,7 +92,8 @@ fn views_from_case_json() -> Result<(), Failed> {
     // regenerate byte-identical, because they depend on case.json alone.
     std::fs::remove_file(w.air()).unwrap();
     std::fs::remove_dir_all(w.repo()).unwrap();
-    let run = Run::load(&opened.run_dir).map_err(|e| Failed::from(e.to_string()))?;
+    let run = crate::support::rails::load_run(&opened.run_dir)
+        .map_err(|e| Failed::from(e.to_string()))?;
     let (md, schema) = render_views(&run.doc, &run.case_hash);
     ensure!(
         md == std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap(),
@@ -116,7 +116,8 @@ fn views_from_case_json() -> Result<(), Failed> {
 fn views_follow_case_json() -> Result<(), Failed> {
     let w = World::new();
     let opened = w.open_unit()?;
-    let mut run = Run::load(&opened.run_dir).map_err(|e| Failed::from(e.to_string()))?;
+    let mut run = crate::support::rails::load_run(&opened.run_dir)
+        .map_err(|e| Failed::from(e.to_string()))?;
     let (md_before, schema_before) = render_views(&run.doc, &run.case_hash);
     run.doc.task.question = "A QUESTION ONLY CASE.JSON HOLDS".into();
     run.doc.identity.skill_version = 7;

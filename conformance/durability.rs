@@ -12,9 +12,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::support::rails;
+use crate::support::rails::finalize;
 use anvil_bench::case::evidence::EvidenceRequest;
-use anvil_bench::case::finalize::finalize;
-use anvil_bench::case::rails;
 use anvil_bench::reconcile::{CloseRequest, close};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};

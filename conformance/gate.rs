@@ -7,7 +7,6 @@ mod languages;
 
 use std::path::PathBuf;
 
-use anvil_bench::case::Run;
 use anvil_bench::case::attest::AttestStatus;
 use anvil_bench::case::finalize::Status;
 use anvil_bench::case::research::ResearchRecord;
@@ -156,7 +155,7 @@ pub fn case(
     let run = anvil_bench::case::open(&req).map_err(failed)?.run_dir;
     let agent = Agent {
         run_dir: run.clone(),
-        case: Run::load(&run).map_err(failed)?.doc,
+        case: crate::support::rails::load_run(&run).map_err(failed)?.doc,
     };
     let ids = regions
         .iter()
@@ -383,7 +382,7 @@ fn unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar() -> Re
         .run_dir;
     let agent = Agent {
         run_dir: run.clone(),
-        case: Run::load(&run).map_err(failed)?.doc,
+        case: crate::support::rails::load_run(&run).map_err(failed)?.doc,
     };
     let mut ids = vec![
         agent
@@ -392,7 +391,7 @@ fn unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar() -> Re
     ];
     // Four vendor pages saying minutes: with the comment, past the bar if they counted.
     for i in 0..4 {
-        let ext = anvil_bench::case::rails::add_external_evidence(
+        let ext = crate::support::rails::add_external_evidence(
             &run,
             "vendor-docs",
             &format!("https://vendor.example/capture-{i}"),
@@ -453,7 +452,7 @@ fn only_the_proposals_own_grounding_claims_attest_its_value() -> Result<(), Fail
             .run_dir;
         let agent = Agent {
             run_dir: run.clone(),
-            case: Run::load(&run).map_err(failed)?.doc,
+            case: crate::support::rails::load_run(&run).map_err(failed)?.doc,
         };
         let says = agent
             .add_evidence("src/payments/jobs.py", Some((2, 3)))
@@ -689,8 +688,8 @@ fn unclaimed_conflict() -> Result<(), Failed> {
         "only one value was claimed, yet a claimed conflict was recorded"
     );
     write_proposal(&run, &unit_proposal("s", &[&cl]));
-    anvil_bench::case::rails::validate(&run, None, false).map_err(failed)?;
-    anvil_bench::case::finalize::finalize(&run, None, None, None).map_err(failed)?;
+    crate::support::rails::validate(&run, None, false).map_err(failed)?;
+    crate::support::rails::finalize(&run, None, None, None).map_err(failed)?;
     let result = read_json(&out(&run, "result.json"));
     ensure!(
         result["attestedConflicts"][0]["predicate"] == "field.unit",
@@ -745,7 +744,7 @@ fn decline_conflicted() -> Result<(), Failed> {
     claim(&run, "field.unit", json!("s"), &[&secs])?;
     freeze(&run)?;
     refused_as(
-        anvil_bench::case::finalize::finalize(&run, Some(Status::Conflicted), None, None),
+        crate::support::rails::finalize(&run, Some(Status::Conflicted), None, None),
         "no_conflict",
     )?;
     Ok(())
@@ -764,7 +763,7 @@ fn no_false_conflict() -> Result<(), Failed> {
     let a = ev(&run, "src/payments/service.py", 32, 39)?;
     let b = ev(&run, "src/payments/limits.py", 1, 5)?;
     let c = ev(&run, "tests/test_capture.py", 6, 8)?;
-    let ext = anvil_bench::case::rails::add_external_evidence(
+    let ext = crate::support::rails::add_external_evidence(
         &run,
         "vendor-docs",
         "https://vendor.example/capture",

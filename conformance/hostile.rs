@@ -67,7 +67,7 @@ fn duplicate_in_proposal() -> Result<(), Failed> {
     );
     std::fs::write(u.run.join("output/proposal.json"), &text).unwrap();
     let lc = bytes_of(&u.run.join("lifecycle.json"));
-    let err = match anvil_bench::case::rails::validate(&u.run, None, false) {
+    let err = match crate::support::rails::validate(&u.run, None, false) {
         Ok(r) => return Err(format!("a proposal with `unit` twice validated: {r:?}").into()),
         Err(e) => e.to_string(),
     };

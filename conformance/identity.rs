@@ -1,8 +1,8 @@
 //! Case keys and run identity (R-ID-1, 2, 3, 6, 8).
 
+use crate::support::rails::verify;
 use anvil_bench::air::{Air, TargetKey};
 use anvil_bench::case::CaseKey;
-use anvil_bench::case::verify::verify;
 use libtest_mimic::Failed;
 
 use crate::support::*;
@@ -296,7 +296,7 @@ fn rewrite_identity(run: &std::path::Path, field: &str, value: serde_json::Value
     let mut bytes = serde_json::to_vec_pretty(&case).unwrap();
     bytes.push(b'\n');
     std::fs::write(&path, &bytes).unwrap();
-    let loaded = anvil_bench::case::Run::load(run).unwrap();
+    let loaded = crate::support::rails::load_run(run).unwrap();
     let (md, schema) = anvil_bench::case::views::render_views(&loaded.doc, &loaded.case_hash);
     std::fs::write(run.join("CASE.md"), md).unwrap();
     std::fs::write(run.join("expected-output.schema.json"), schema).unwrap();

@@ -12,7 +12,8 @@ mod transitions;
 
 use std::path::Path;
 
-use anvil_bench::case::finalize::{ResultDoc, Status, finalize};
+use crate::support::rails::finalize;
+use anvil_bench::case::finalize::{ResultDoc, Status};
 use serde_json::{Value, json};
 
 use crate::Check;

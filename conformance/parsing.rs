@@ -6,9 +6,9 @@ mod nested;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use crate::support::rails;
 use anvil_bench::case::CaseError;
 use anvil_bench::case::proposal::{DocError, DocErrorKind, parse_proposal};
-use anvil_bench::case::rails;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
@@ -455,7 +455,7 @@ fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
 fn never_panics() -> Result<(), Failed> {
     let w = World::new();
     let u = frozen_unit(&w)?;
-    let case = anvil_bench::case::Run::load(&u.run).map_err(failed)?.doc;
+    let case = crate::support::rails::load_run(&u.run).map_err(failed)?.doc;
     let valid = unit_proposal("s", &[&u.claim]);
     let doc = "output/proposal.json";
     let check = |what: &str, bytes: &[u8], must_fail: bool| -> Result<(), Failed> {

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
+use crate::support::rails;
 use anvil_bench::case::evidence::EvidenceRequest;
-use anvil_bench::case::rails;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
@@ -529,7 +529,7 @@ fn journaled() -> Result<(), Failed> {
     write_proposal(&run, &unit_proposal("s", &[&c]));
     rails::validate(&run, Some("v"), false).map_err(failed)?;
     expected.push(("validate", Some("v"), "ok"));
-    anvil_bench::case::finalize::finalize(&run, None, None, None).map_err(failed)?;
+    crate::support::rails::finalize(&run, None, None, None).map_err(failed)?;
     expected.push(("finalize", None, "ok"));
 
     let j = journal(&run);

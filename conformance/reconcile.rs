@@ -212,14 +212,14 @@ fn forged_pass() -> Result<(), Failed> {
     .map_err(f)?;
     forge_pass(&opened.run_dir);
     // Forged by hand, the lifecycle no longer matches the journal's seal.
-    let naive = anvil_bench::case::finalize::finalize(&opened.run_dir, None, None, None);
+    let naive = crate::support::rails::finalize(&opened.run_dir, None, None, None);
     ensure!(
         matches!(&naive, Err(e) if e.kind() == "tamper" && e.to_string().contains("lifecycle.json")),
         "finalize accepted a hand-forged pass: {naive:?}"
     );
     // Re-sealed as a forger who knows the format would, the verdict is still re-derived.
     crate::support::reseal(&opened.run_dir);
-    let sealed = anvil_bench::case::finalize::finalize(&opened.run_dir, None, None, None);
+    let sealed = crate::support::rails::finalize(&opened.run_dir, None, None, None);
     ensure!(
         matches!(&sealed, Err(e) if e.kind() == "tamper" && e.to_string().contains("records.proposalValidation")),
         "finalize trusted a re-sealed forged pass: {sealed:?}"
@@ -420,7 +420,7 @@ fn escalations() -> Result<(), Failed> {
     );
 
     let opened = open(&w.request("classify-sensitivity", EMAIL_TARGET)).map_err(f)?;
-    anvil_bench::case::finalize::finalize(
+    crate::support::rails::finalize(
         &opened.run_dir,
         Some(Status::InsufficientEvidence),
         None,
@@ -434,7 +434,7 @@ fn escalations() -> Result<(), Failed> {
     );
 
     let opened = open(&w.request("describe-operation", "op.get_payment")).map_err(f)?;
-    anvil_bench::case::finalize::finalize(
+    crate::support::rails::finalize(
         &opened.run_dir,
         Some(Status::InsufficientEvidence),
         None,

@@ -1,6 +1,5 @@
 //! The per-case proposal schema and its agreement with the parser (R-DOC-4, 5, 6).
 
-use anvil_bench::case::Run;
 use anvil_bench::case::proposal::parse_proposal;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
@@ -229,7 +228,8 @@ fn agreement() -> Result<(), Failed> {
     for (skill, target, deficiency, field, good, bad) in cases {
         let opened = anvil_bench::case::open(&w.request(skill, target))
             .map_err(|e| Failed::from(e.to_string()))?;
-        let run = Run::load(&opened.run_dir).map_err(|e| Failed::from(e.to_string()))?;
+        let run = crate::support::rails::load_run(&opened.run_dir)
+            .map_err(|e| Failed::from(e.to_string()))?;
         let schema = load_schema(&opened.run_dir);
         let base = base(target, skill, deficiency, field, good[0].clone());
         let mut saw_valid = 0;

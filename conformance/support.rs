@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+pub mod rails;
+
 use anvil_bench::case::{OpenMode, OpenRequest, Opened, open};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
@@ -246,7 +248,7 @@ pub fn add_ev(
         start_line: lines.map(|l| l.0),
         end_line: lines.map(|l| l.1),
     };
-    anvil_bench::case::rails::add_evidence(run, &req, None)
+    crate::support::rails::add_evidence(run, &req, None)
 }
 
 /// [`add_ev`] that must succeed; returns the artifact id.
@@ -260,7 +262,7 @@ pub fn ev(run: &Path, path: &str, start: u32, end: u32) -> Result<String, Failed
 pub fn externals(run: &Path, n: usize) -> Result<Vec<String>, Failed> {
     (0..n)
         .map(|i| {
-            anvil_bench::case::rails::add_external_evidence(
+            crate::support::rails::add_external_evidence(
                 run,
                 "vendor-docs",
                 &format!("https://vendor.example/capture-{i}"),
@@ -294,14 +296,14 @@ pub fn claim(
     value: serde_json::Value,
     ids: &[&str],
 ) -> Result<String, Failed> {
-    anvil_bench::case::rails::add_claim(run, claim_input(predicate, value, ids), None)
+    crate::support::rails::add_claim(run, claim_input(predicate, value, ids), None)
         .map(|c| c.id)
         .map_err(|e| failed(format!("add-claim {predicate}: {e}")))
 }
 
 /// Freezes research; must succeed.
 pub fn freeze(run: &Path) -> Result<anvil_bench::case::research::ResearchRecord, Failed> {
-    anvil_bench::case::rails::freeze_research(run, None).map_err(failed)
+    crate::support::rails::freeze_research(run, None).map_err(failed)
 }
 
 /// A unit-case run with strong local grounding for `field.unit = "s"`.
@@ -429,7 +431,7 @@ pub fn proposal_refused(
     let u = frozen_unit(&w)?;
     let mut p = unit_proposal("s", &[&u.claim]);
     write_proposal(&u.run, &p);
-    let control = anvil_bench::case::rails::validate(&u.run, None, true).map_err(failed)?;
+    let control = crate::support::rails::validate(&u.run, None, true).map_err(failed)?;
     if control.verdict != anvil_bench::case::validate::Verdict::Pass {
         return Err(format!("the unchanged proposal does not pass: {control:?}").into());
     }
@@ -448,13 +450,13 @@ pub fn proposal_bytes_refused(
     let written = bytes_of(&out(run, "proposal.json"));
     let lc = bytes_of(&run.join("lifecycle.json"));
     let dry = rejected_doc(
-        anvil_bench::case::rails::validate(run, None, true),
+        crate::support::rails::validate(run, None, true),
         field,
         kind,
     )
     .map_err(|e| failed(format!("validate --dry-run: {}", msg(&e))))?;
     let d = rejected_doc(
-        anvil_bench::case::rails::validate(run, None, false),
+        crate::support::rails::validate(run, None, false),
         field,
         kind,
     )

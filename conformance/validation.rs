@@ -12,9 +12,8 @@ mod values;
 
 use std::path::Path;
 
-use anvil_bench::case::lifecycle::Lifecycle;
+use crate::support::rails;
 use anvil_bench::case::proposal::{DocErrorKind, Proposal, parse_proposal};
-use anvil_bench::case::rails;
 use anvil_bench::case::validate::{CheckResult, Inputs, ValidationRecord, Verdict, run_checks};
 use libtest_mimic::Failed;
 use serde_json::Value;
@@ -127,8 +126,8 @@ pub fn checks() -> Vec<Check> {
 
 /// Runs the skill's checks on the run's proposal after `edit` (bypassing the parser).
 fn checks_on(run: &Path, edit: impl FnOnce(&mut Proposal)) -> Result<Vec<CheckResult>, Failed> {
-    let r = anvil_bench::case::Run::load(run).map_err(failed)?;
-    let lc = Lifecycle::load(run).map_err(failed)?;
+    let r = crate::support::rails::load_run(run).map_err(failed)?;
+    let lc = crate::support::rails::load_lifecycle(run).map_err(failed)?;
     let frozen = rails::load_frozen(r, &lc).map_err(failed)?;
     let bytes = std::fs::read(out(run, "proposal.json")).unwrap();
     let mut p = parse_proposal(&bytes, &frozen.run.doc, "output/proposal.json").map_err(failed)?;

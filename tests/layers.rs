@@ -559,3 +559,26 @@ fn the_reader_sees_what_it_must() {
         ]
     );
 }
+
+#[test]
+fn runs_are_loaded_only_by_the_handle() {
+    // `RunHandle::open` loads a run; the rail envelope reads lifecycle.json as one of the
+    // files whose integrity it checks. Nothing else reloads either from disk.
+    let allowed: &[(&str, &[&str])] = &[
+        ("Run::load(", &["case/handle.rs"]),
+        ("Lifecycle::load(", &["case/handle.rs", "case/rail.rs"]),
+    ];
+    let mut offenders = Vec::new();
+    for f in read_sources() {
+        for (call, files) in allowed {
+            if f.code.contains(call) && !files.contains(&f.rel.as_str()) {
+                offenders.push(format!("src/{} calls {call}…)", f.rel));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "runs loaded outside RunHandle:\n  {}",
+        offenders.join("\n  ")
+    );
+}

@@ -19,8 +19,8 @@ use anvil_bench::air::Air;
 use anvil_bench::air::openapi::{self, Document};
 use anvil_bench::battery::workspace::copy_tree;
 use anvil_bench::case::proposal::parse_proposal;
-use anvil_bench::case::rails::Critique;
-use anvil_bench::case::{CaseDoc, Run, lifecycle::Lifecycle, rail, store};
+use anvil_bench::case::validate::Critique;
+use anvil_bench::case::{CaseDoc, RunHandle, lifecycle::Lifecycle, rail, store};
 use anvil_bench::driver::scripted::{Agent, ScriptDoc, ScriptedAgentDriver};
 use anvil_bench::json_path::parse_versioned;
 use proptest::prelude::*;
@@ -269,7 +269,7 @@ fn run_file(rel: &str) -> Vec<u8> {
 }
 
 fn case_doc() -> CaseDoc {
-    Run::load(run_dir()).unwrap().doc
+    RunHandle::open(run_dir()).unwrap().into_run().doc
 }
 
 // ---- AIR and OpenAPI ------------------------------------------------------------------------
@@ -325,7 +325,7 @@ fn case_json() {
     let rel = format!("{name}/case.json");
     no_panic("case.json", run_file("case.json"), |b| {
         s.write(&rel, b);
-        Run::load(&s.dir().join(name)).is_ok()
+        RunHandle::open(&s.dir().join(name)).is_ok()
     });
 }
 
@@ -333,8 +333,7 @@ fn case_json() {
 fn lifecycle_json() {
     let s = Scratch::new();
     no_panic("lifecycle.json", run_file("lifecycle.json"), |b| {
-        s.write("lifecycle.json", b);
-        Lifecycle::load(s.dir()).is_ok()
+        Lifecycle::parse(b, &s.dir().join("lifecycle.json")).is_ok()
     });
 }
 

@@ -126,7 +126,7 @@ fn killed_at(
     if point == "journaled" {
         super::verifies(w, run)?;
     } else {
-        let report = anvil_bench::case::verify::verify(run, None, None).map_err(failed)?;
+        let report = crate::support::rails::verify(run, None, None).map_err(failed)?;
         ensure!(
             report.is_clean(),
             "the run does not verify after the kill: {report:?}"

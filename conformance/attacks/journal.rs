@@ -231,7 +231,7 @@ fn key_after_wipe() -> Result<(), Failed> {
         end_line: Some(39),
     };
     super::quick(|| {
-        anvil_bench::case::rails::add_evidence(&run, &req("src/payments/service.py"), Some("k1"))?;
+        crate::support::rails::add_evidence(&run, &req("src/payments/service.py"), Some("k1"))?;
         add_ev(&run, "tests/test_capture.py", Some((6, 8)))
     })
     .map_err(failed)?;

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use crate::support::rails;
 use anvil_bench::case::evidence::EvidenceRequest;
-use anvil_bench::case::rails;
 use libtest_mimic::Failed;
 
 use super::{leftovers, outside, verifies};
@@ -86,7 +86,7 @@ fn opens() -> Result<(), Failed> {
         for f in ["case.json", "lifecycle.json", "journal.jsonl", "CASE.md"] {
             ensure!(run.join(f).is_file(), "{} has no {f}", run.display());
         }
-        let report = anvil_bench::case::verify::verify(run, None, None).map_err(failed)?;
+        let report = crate::support::rails::verify(run, None, None).map_err(failed)?;
         ensure!(
             report.is_clean(),
             "{} does not verify: {report:?}",
@@ -114,7 +114,7 @@ fn rails_race() -> Result<(), Failed> {
         let verifier = s.spawn(|| {
             let mut seen = Vec::new();
             while !done.load(Ordering::SeqCst) {
-                match anvil_bench::case::verify::tamper(&run) {
+                match crate::support::rails::tamper(&run) {
                     Ok(b) if b.is_empty() => {}
                     Ok(b) => seen.push(format!("{b:?}")),
                     Err(e) => seen.push(e.to_string()),

@@ -5,10 +5,11 @@
 
 use std::collections::BTreeSet;
 
+use crate::support::rails::finalize;
 use anvil_bench::battery::arm::Arm;
 use anvil_bench::battery::runner::BatteryError;
 use anvil_bench::battery::vault::Closed;
-use anvil_bench::case::finalize::{Status, finalize};
+use anvil_bench::case::finalize::Status;
 use libtest_mimic::Failed;
 
 use super::{CONFLICTED, Fixture, PROPOSAL, battery, battery_ok, outcome};
@@ -164,7 +165,7 @@ fn a_label_proof_is_refused_at_every_stage_before_finalize() -> Result<(), Faile
         &u.run,
         &crate::support::unit_proposal("s", &[u.claim.as_str()]),
     );
-    anvil_bench::case::rails::validate(&u.run, None, false).map_err(failed)?;
+    crate::support::rails::validate(&u.run, None, false).map_err(failed)?;
     refused_at("proposal_frozen")?;
     finalize(&u.run, None, None, None).map_err(failed)?;
     Closed::check(&u.run).map_err(|e| failed(format!("a finalized run was refused: {e}")))?;

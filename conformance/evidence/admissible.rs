@@ -1,7 +1,7 @@
 //! R-PARSE-2: a kind the skill does not admit is refused at the rail, and grounds nothing
 //! when written into evidence.json by hand.
 
-use anvil_bench::case::rails;
+use crate::support::rails;
 use libtest_mimic::Failed;
 use serde_json::json;
 

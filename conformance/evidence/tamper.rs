@@ -2,7 +2,7 @@
 //! excerpts, relabelled kinds and externals claiming to be verified are refused at freeze,
 //! an exact hand-written file is accepted, and an edit after the freeze is detected.
 
-use anvil_bench::case::rails;
+use crate::support::rails;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
@@ -192,7 +192,7 @@ pub(super) fn frozen_evidence_edit() -> Result<(), Failed> {
         ),
         (
             "finalize",
-            anvil_bench::case::finalize::finalize(
+            crate::support::rails::finalize(
                 &u.run,
                 Some(anvil_bench::case::finalize::Status::InsufficientEvidence),
                 None,

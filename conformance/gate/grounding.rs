@@ -65,12 +65,12 @@ fn ungrounding_claim() -> Result<(), Failed> {
     claim(&run, "field.unit", json!("s"), &[&stating])?;
     freeze(&run)?;
     write_proposal(&run, &unit_proposal("s", &[&grounding]));
-    let v = anvil_bench::case::rails::validate(&run, None, false).map_err(failed)?;
+    let v = crate::support::rails::validate(&run, None, false).map_err(failed)?;
     ensure!(
         v.verdict == anvil_bench::case::validate::Verdict::Pass,
         "fixture: the proposal does not validate, so the gate is not what is tested: {v:?}"
     );
-    anvil_bench::case::finalize::finalize(&run, None, None, None).map_err(failed)?;
+    crate::support::rails::finalize(&run, None, None, None).map_err(failed)?;
     let closed = close(&run, &CloseRequest::default(), None).map_err(failed)?;
     passes_agrees_with_reasons(&closed)?;
     let gate = closed.gate.first().ok_or("close.json has no gate entry")?;

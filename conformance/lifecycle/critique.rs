@@ -1,8 +1,9 @@
 //! R-LC-8 and R-LC-10: finalize refuses a critique edited to pass or written without a
 //! validation record, and a single process's critique is `self`, never `independent`.
 
-use anvil_bench::case::finalize::{Status, finalize};
-use anvil_bench::case::rails;
+use crate::support::rails;
+use crate::support::rails::finalize;
+use anvil_bench::case::finalize::Status;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 

@@ -1,8 +1,9 @@
 //! R-LC-3 and R-LC-4: freezing records the hash of each frozen file, and an edit or
 //! deletion of a frozen file is detected by the next rail.
 
-use anvil_bench::case::finalize::{Status, finalize};
-use anvil_bench::case::rails;
+use crate::support::rails;
+use crate::support::rails::finalize;
+use anvil_bench::case::finalize::Status;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 

@@ -1,8 +1,9 @@
 //! R-LC-5 and R-LC-9: proposal_generated only with a passing validation record, and
 //! every decline carrying the artifacts, claims, conflicts and critique it learned.
 
-use anvil_bench::case::finalize::{Status, finalize};
-use anvil_bench::case::rails;
+use crate::support::rails;
+use crate::support::rails::finalize;
+use anvil_bench::case::finalize::Status;
 use libtest_mimic::Failed;
 use serde_json::json;
 

@@ -112,7 +112,7 @@ pub(super) fn supported_needs_the_strength_bar_where_unverified_support_is_allow
         let run = anvil_bench::case::open(&req).map_err(failed)?.run_dir;
         let ids: Vec<String> = (0..pages)
             .map(|i| {
-                anvil_bench::case::rails::add_external_evidence(
+                crate::support::rails::add_external_evidence(
                     &run,
                     "vendor-docs",
                     &format!("https://vendor.example/capture-{i}"),

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use anvil_bench::case::finalize::{Status, finalize};
-use anvil_bench::case::rails;
+use crate::support::rails;
+use crate::support::rails::finalize;
+use anvil_bench::case::finalize::Status;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! R-PARSE-1 inside nested tagged objects: `verification` in evidence.json is an internally
 //! tagged enum, where an unknown key is easy to lose; it is refused like any other.
 
-use anvil_bench::case::rails;
+use crate::support::rails;
 use libtest_mimic::Failed;
 use serde_json::json;
 

@@ -35,12 +35,12 @@ fn left_open() -> Result<(), Failed> {
     let mut p = unit_proposal("s", &[&u.claim]);
     p["deficiency"] = json!("unproven_inferred_value");
     write_proposal(&u.run, &p);
-    let v = anvil_bench::case::rails::validate(&u.run, None, false).map_err(f)?;
+    let v = crate::support::rails::validate(&u.run, None, false).map_err(f)?;
     ensure!(
         v.verdict == anvil_bench::case::validate::Verdict::Pass,
         "fixture: the proposal does not validate: {v:?}"
     );
-    anvil_bench::case::finalize::finalize(&u.run, None, None, None).map_err(f)?;
+    crate::support::rails::finalize(&u.run, None, None, None).map_err(f)?;
     let doc = close_plain(&u.run)?;
     let delta = doc.eval_delta.as_ref().ok_or("no eval delta")?;
     ensure!(

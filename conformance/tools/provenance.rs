@@ -303,7 +303,8 @@ pub(super) fn other_run() -> Result<(), Failed> {
 }
 
 pub(super) fn finished_runs() -> Result<(), Failed> {
-    use anvil_bench::case::finalize::{Status, finalize};
+    use crate::support::rails::finalize;
+    use anvil_bench::case::finalize::Status;
     let q = world()?;
     let batch = vec![read_ctx("src/payments/service.py", 1, 1)];
     q.ok(batch.clone())?;

@@ -177,7 +177,7 @@ pub(super) fn conflict_fails() -> Result<(), Failed> {
         "test setup: the grounding itself should be sound"
     );
     fails_on(&record, "no_unresolved_conflict")?;
-    let e = anvil_bench::case::finalize::finalize(&u.run, None, None, None);
+    let e = crate::support::rails::finalize(&u.run, None, None, None);
     ensure!(e.is_err(), "a conflicted proposal finalized as generated");
     Ok(())
 }

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::support::rails;
 use anvil_bench::case::proposal::DocErrorKind;
-use anvil_bench::case::rails;
 use anvil_bench::case::validate::Verdict;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::corpus::{LabelDoc, ValueRule};
 use crate::case::finalize::Status;
-use crate::case::{CaseError, Run};
+use crate::case::CaseError;
 use crate::driver::scripted::Agent;
 use crate::skill::ValueConstraint;
 
@@ -67,7 +67,7 @@ fn two_values(constraint: Option<&ValueConstraint>) -> (Value, Value) {
 /// Plays the label through the rails on the open run at `run_dir`; always tries to end
 /// finalized (a rail's refusal is recorded as the reason of an honest decline).
 pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, CaseError> {
-    let case = Run::load(run_dir)?.doc;
+    let case = crate::case::RunHandle::open(run_dir)?.into_run().doc;
     let agent = Agent {
         run_dir: run_dir.to_path_buf(),
         case: case.clone(),

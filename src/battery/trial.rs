@@ -20,8 +20,8 @@ use super::score;
 use super::vault::{Closed, Vault};
 use super::workspace::{Template, TrialDir, move_tree};
 use crate::case::finalize::{ResultDoc, Status};
-use crate::case::lifecycle::{Lifecycle, State};
-use crate::case::{CaseError, OpenMode, OpenRequest, Run};
+use crate::case::lifecycle::State;
+use crate::case::{CaseError, OpenMode, OpenRequest};
 use crate::driver::agent::{
     AgentDriver, ClaudeCodeDriver, ClaudeTools, CodexDriver, CommandDriver, ExecutionPolicy,
 };
@@ -193,8 +193,8 @@ fn run_in(
         ))
     })?;
     let run_dir = opened.run_dir.clone();
-    let current = Run::load(&run_dir)
-        .map(|r| r.doc.target.current.clone())
+    let current = crate::case::RunHandle::open(&run_dir)
+        .map(|r| r.doc().target.current.clone())
         .map_err(|e| infra("loading the case", e))?;
 
     let investigation = investigate(scenario, arm, &run_dir, ctx)?;
@@ -207,8 +207,7 @@ fn run_in(
     if !finalized_by_agent {
         let why = "the investigator ended without finalizing";
         if let Err(e) = crate::fsio::relaxed(|| {
-            crate::case::finalize::finalize(
-                &run_dir,
+            crate::case::RunHandle::open(&run_dir)?.finalize(
                 Some(Status::InsufficientEvidence),
                 Some(why),
                 None,
@@ -329,7 +328,10 @@ fn ended(s: State) -> bool {
 }
 
 fn state(run_dir: &Path) -> Option<State> {
-    Lifecycle::load(run_dir).ok().map(|l| l.state)
+    crate::case::RunHandle::open(run_dir)
+        .and_then(|run| run.lifecycle())
+        .ok()
+        .map(|l| l.state)
 }
 
 /// The reaching cheater's own account of whether it read any label file.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::arm::Arm;
 use super::corpus::{LabelDoc, load_labels, seal};
-use crate::case::lifecycle::{Lifecycle, State};
+use crate::case::lifecycle::State;
 
 /// The labels of a battery and the seal taken when they were first read.
 #[derive(Debug)]
@@ -35,7 +35,9 @@ impl Closed {
     /// Checks the run's lifecycle on disk: only a closed (or, when close refused, a
     /// finalized) run yields the proof.
     pub fn check(run_dir: &Path) -> Result<Closed, String> {
-        let lc = Lifecycle::load(run_dir).map_err(|e| e.to_string())?;
+        let lc = crate::case::RunHandle::open(run_dir)
+            .and_then(|run| run.lifecycle())
+            .map_err(|e| e.to_string())?;
         if !matches!(lc.state, State::Closed | State::Finalized) {
             return Err(format!(
                 "the run is {}; a label is read only after its case is finalized and closed",

@@ -14,8 +14,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::error::CaseError;
-use super::rail::Journal;
-use super::run::OUTPUT_DIR;
+use super::journal::Journal;
+use super::layout::{MAX_RUN_FILE_BYTES, OUTPUT_DIR};
 use crate::canon::bytes_hash;
 
 /// The files one executing rail has written so far.
@@ -168,14 +168,14 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
                 continue;
             }
             let target = run_dir.join(rel);
-            let now = crate::fsio::read_regular(&target, super::store::MAX_RUN_FILE_BYTES)
+            let now = crate::fsio::read_regular(&target, MAX_RUN_FILE_BYTES)
                 .ok()
                 .map(|b| bytes_hash(&b));
             if now.as_deref() == Some(hash.as_str()) {
                 continue;
             }
             let pending = pending_path(run_dir, rel, last.fence);
-            let staged = crate::fsio::read_regular(&pending, super::store::MAX_RUN_FILE_BYTES)
+            let staged = crate::fsio::read_regular(&pending, MAX_RUN_FILE_BYTES)
                 .ok()
                 .map(|b| bytes_hash(&b));
             if staged.as_deref() == Some(hash.as_str()) {

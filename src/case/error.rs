@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
+use serde::Serialize;
+
 use super::proposal::DocError;
-use super::verify::StaleField;
 use crate::air::{AirError, TargetKeyError};
 
 #[derive(Debug, thiserror::Error)]
@@ -147,5 +148,24 @@ impl CaseError {
             CaseError::Tamper { .. } | CaseError::Tampered { .. } => "tamper",
             CaseError::Transition { .. } => "illegal_transition",
         }
+    }
+}
+
+/// One identity field that no longer matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaleField {
+    pub field: &'static str,
+    pub recorded: String,
+    pub current: String,
+}
+
+impl std::fmt::Display for StaleField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} was {} and is now {}",
+            self.field, self.recorded, self.current
+        )
     }
 }

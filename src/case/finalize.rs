@@ -6,7 +6,6 @@
 //! excerpts: R-GATE-2). Every outcome carries everything learned.
 
 use std::fmt;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -15,12 +14,12 @@ use super::attest::AttestedConflict;
 use super::claim::RawClaim;
 use super::error::CaseError;
 use super::evidence::EvidenceArtifact;
-use super::lifecycle::{Lifecycle, State, now};
+use super::handle::RunHandle;
+use super::lifecycle::{State, now};
 use super::rail::with_rail;
-use super::rails::{Critique, load_current};
 use super::research::{ClaimVerdict, Conflict, ResearchRecord};
 use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
-use super::validate::{ValidationRecord, Verdict};
+use super::validate::{Critique, ValidationRecord, Verdict};
 use crate::skill::Verification;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,167 +119,169 @@ fn refuse(kind: &'static str, reason: String) -> CaseError {
 
 /// `finalize`. Without `status`, a validated proposal finalizes as `proposal_generated`;
 /// anything else must name its status.
-pub fn finalize(
-    run_dir: &Path,
-    status: Option<Status>,
-    reason: Option<&str>,
-    key: Option<&str>,
-) -> Result<ResultDoc, CaseError> {
-    let body = json!({"status": status, "reason": reason});
-    with_rail(run_dir, "finalize", key, &body, |_| {
-        let run = load_current(run_dir)?;
-        let mut lc = Lifecycle::load(run_dir)?;
-        store::check_frozen(run_dir, &lc)?;
-        if !lc.state.can_advance_to(State::Finalized) {
-            return Err(CaseError::Transition {
-                reason: format!(
-                    "`finalize` cannot move a run from {} to finalized",
-                    lc.state
-                ),
-            });
-        }
-        // Verdicts are re-derived from the frozen inputs, never read back.
-        let (research, validation): (Option<ResearchRecord>, Option<ValidationRecord>) =
-            super::rails::rederive(&run, &lc)?;
-        let critique: Option<Critique> = store::read_doc(run_dir, CRITIQUE_JSON)?;
-        match (&critique, &validation) {
-            (Some(c), Some(v)) if !c.agrees_with(v) => {
-                return Err(refuse(
-                    "critique_disagrees",
-                    format!(
-                        "`{CRITIQUE_JSON}` disagrees with the validation record in lifecycle.json (tamper)"
+impl RunHandle {
+    pub fn finalize(
+        &self,
+        status: Option<Status>,
+        reason: Option<&str>,
+        key: Option<&str>,
+    ) -> Result<ResultDoc, CaseError> {
+        let body = json!({"status": status, "reason": reason});
+        let run_dir = self.dir();
+        with_rail(run_dir, "finalize", key, &body, |_| {
+            let (run, mut lc) = self.checked_lifecycle()?;
+            if !lc.state.can_advance_to(State::Finalized) {
+                return Err(CaseError::Transition {
+                    reason: format!(
+                        "`finalize` cannot move a run from {} to finalized",
+                        lc.state
                     ),
-                ));
+                });
             }
-            (Some(_), None) => {
-                return Err(refuse(
-                    "critique_disagrees",
-                    format!("`{CRITIQUE_JSON}` exists but no validation was recorded (tamper)"),
-                ));
-            }
-            _ => {}
-        }
-        let status = match status {
-            Some(s) => s,
-            None if validation
-                .as_ref()
-                .is_some_and(|v| v.verdict == Verdict::Pass) =>
-            {
-                Status::ProposalGenerated
-            }
-            None => {
-                return Err(refuse(
-                    "status_required",
-                    "no passing validation record: name the honest status with --status".into(),
-                ));
-            }
-        };
-        let mut patch = None;
-        let mut proposal_hash = None;
-        let mut supported = None;
-        match status {
-            Status::ProposalGenerated => {
-                let v = validation.as_ref().ok_or_else(|| {
-                    refuse(
-                        "not_validated",
-                        "proposal_generated needs a validation record: run validate".into(),
-                    )
-                })?;
-                if v.verdict != Verdict::Pass {
-                    return Err(refuse("validation_failed", "proposal_generated needs a passing validation record; the recorded verdict is fail".into()));
-                }
-                let bytes = crate::fsio::read_regular(
-                    &run_dir.join(PROPOSAL_JSON),
-                    store::MAX_RUN_FILE_BYTES,
-                )
-                .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
-                if crate::canon::bytes_hash(&bytes) != v.proposal_hash {
-                    return Err(CaseError::Tamper {
-                        file: PROPOSAL_JSON.into(),
-                        frozen: v.proposal_hash.clone(),
-                        now: crate::canon::bytes_hash(&bytes),
-                    });
-                }
-                let proposal = super::proposal::parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
-                patch = Some(proposal.set);
-                proposal_hash = Some(v.proposal_hash.clone());
-            }
-            Status::Supported => {
-                if lc.state != State::ResearchFrozen {
+            // Verdicts are re-derived from the frozen inputs, never read back.
+            let (research, validation): (Option<ResearchRecord>, Option<ValidationRecord>) =
+                super::frozen::rederive(run, &lc)?;
+            let critique: Option<Critique> = store::read_doc(run_dir, CRITIQUE_JSON)?;
+            match (&critique, &validation) {
+                (Some(c), Some(v)) if !c.agrees_with(v) => {
                     return Err(refuse(
-                        "unproven_support",
+                        "critique_disagrees",
                         format!(
-                            "supported needs frozen research and no proposal; the run is {}",
-                            lc.state
+                            "`{CRITIQUE_JSON}` disagrees with the validation record in lifecycle.json (tamper)"
                         ),
                     ));
                 }
-                if store::file_hash(run_dir, PROPOSAL_JSON)?.is_some() {
+                (Some(_), None) => {
                     return Err(refuse(
-                        "unproven_support",
-                        format!("supported means no patch, but `{PROPOSAL_JSON}` exists"),
+                        "critique_disagrees",
+                        format!("`{CRITIQUE_JSON}` exists but no validation was recorded (tamper)"),
                     ));
                 }
-                let research = research
-                    .as_ref()
-                    .ok_or_else(|| refuse("unproven_support", "research is not frozen".into()))?;
-                supported = Some(prove_support(&run.doc, research)?);
+                _ => {}
             }
-            Status::Conflicted => {
-                let has_conflict = research
+            let status = match status {
+                Some(s) => s,
+                None if validation
                     .as_ref()
-                    .is_some_and(|r| !r.conflicts.is_empty() || !r.attested_conflicts.is_empty());
-                if !has_conflict {
-                    return Err(refuse("no_conflict", "conflicted needs a conflict recorded at freeze-research: two accepted claims asserting different values, or two verified excerpts stating different values".into()));
+                    .is_some_and(|v| v.verdict == Verdict::Pass) =>
+                {
+                    Status::ProposalGenerated
+                }
+                None => {
+                    return Err(refuse(
+                        "status_required",
+                        "no passing validation record: name the honest status with --status".into(),
+                    ));
+                }
+            };
+            let mut patch = None;
+            let mut proposal_hash = None;
+            let mut supported = None;
+            match status {
+                Status::ProposalGenerated => {
+                    let v = validation.as_ref().ok_or_else(|| {
+                        refuse(
+                            "not_validated",
+                            "proposal_generated needs a validation record: run validate".into(),
+                        )
+                    })?;
+                    if v.verdict != Verdict::Pass {
+                        return Err(refuse("validation_failed", "proposal_generated needs a passing validation record; the recorded verdict is fail".into()));
+                    }
+                    let bytes = crate::fsio::read_regular(
+                        &run_dir.join(PROPOSAL_JSON),
+                        store::MAX_RUN_FILE_BYTES,
+                    )
+                    .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
+                    if crate::canon::bytes_hash(&bytes) != v.proposal_hash {
+                        return Err(CaseError::Tamper {
+                            file: PROPOSAL_JSON.into(),
+                            frozen: v.proposal_hash.clone(),
+                            now: crate::canon::bytes_hash(&bytes),
+                        });
+                    }
+                    let proposal =
+                        super::proposal::parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
+                    patch = Some(proposal.set);
+                    proposal_hash = Some(v.proposal_hash.clone());
+                }
+                Status::Supported => {
+                    if lc.state != State::ResearchFrozen {
+                        return Err(refuse(
+                            "unproven_support",
+                            format!(
+                                "supported needs frozen research and no proposal; the run is {}",
+                                lc.state
+                            ),
+                        ));
+                    }
+                    if store::file_hash(run_dir, PROPOSAL_JSON)?.is_some() {
+                        return Err(refuse(
+                            "unproven_support",
+                            format!("supported means no patch, but `{PROPOSAL_JSON}` exists"),
+                        ));
+                    }
+                    let research = research.as_ref().ok_or_else(|| {
+                        refuse("unproven_support", "research is not frozen".into())
+                    })?;
+                    supported = Some(prove_support(&run.doc, research)?);
+                }
+                Status::Conflicted => {
+                    let has_conflict = research.as_ref().is_some_and(|r| {
+                        !r.conflicts.is_empty() || !r.attested_conflicts.is_empty()
+                    });
+                    if !has_conflict {
+                        return Err(refuse("no_conflict", "conflicted needs a conflict recorded at freeze-research: two accepted claims asserting different values, or two verified excerpts stating different values".into()));
+                    }
+                }
+                Status::InsufficientEvidence | Status::BlockedByMissingSource => {}
+            }
+            // Whatever was learned is frozen with the result, so close can detect later edits.
+            for rel in [EVIDENCE_JSON, CLAIMS_JSON] {
+                if !lc.frozen.contains_key(rel) && store::file_hash(run_dir, rel)?.is_some() {
+                    store::freeze(run_dir, &mut lc, rel)?;
                 }
             }
-            Status::InsufficientEvidence | Status::BlockedByMissingSource => {}
-        }
-        // Whatever was learned is frozen with the result, so close can detect later edits.
-        for rel in [EVIDENCE_JSON, CLAIMS_JSON] {
-            if !lc.frozen.contains_key(rel) && store::file_hash(run_dir, rel)?.is_some() {
-                store::freeze(run_dir, &mut lc, rel)?;
-            }
-        }
-        let evidence = store::evidence(run_dir)?;
-        let claims = store::claims(run_dir)?;
-        let id = &run.doc.identity;
-        let result = ResultDoc {
-            format: "anvil-result".into(),
-            format_version: 1,
-            run_id: id.run_id.to_string(),
-            case_key: id.case_key.to_string(),
-            target: run.doc.target.key.to_string(),
-            skill: id.skill.clone(),
-            skill_version: id.skill_version,
-            deficiency: run.doc.task.deficiency.to_string(),
-            status,
-            reason: reason.map(str::to_string),
-            patch,
-            proposal_hash,
-            validation,
-            critique,
-            supported,
-            artifacts: evidence.artifacts,
-            claims: claims.claims,
-            claim_verdicts: research
-                .as_ref()
-                .map(|r| r.claims.clone())
-                .unwrap_or_default(),
-            conflicts: research
-                .as_ref()
-                .map(|r| r.conflicts.clone())
-                .unwrap_or_default(),
-            attested_conflicts: research.map(|r| r.attested_conflicts).unwrap_or_default(),
-            at: now(),
-        };
-        store::write_doc(run_dir, RESULT_JSON, &result)?;
-        store::freeze(run_dir, &mut lc, RESULT_JSON)?;
-        lc.advance(State::Finalized, "finalize", &now())
-            .map_err(|reason| CaseError::Transition { reason })?;
-        lc.save(run_dir)?;
-        Ok(result)
-    })
+            let evidence = store::evidence(run_dir)?;
+            let claims = store::claims(run_dir)?;
+            let id = &run.doc.identity;
+            let result = ResultDoc {
+                format: "anvil-result".into(),
+                format_version: 1,
+                run_id: id.run_id.to_string(),
+                case_key: id.case_key.to_string(),
+                target: run.doc.target.key.to_string(),
+                skill: id.skill.clone(),
+                skill_version: id.skill_version,
+                deficiency: run.doc.task.deficiency.to_string(),
+                status,
+                reason: reason.map(str::to_string),
+                patch,
+                proposal_hash,
+                validation,
+                critique,
+                supported,
+                artifacts: evidence.artifacts,
+                claims: claims.claims,
+                claim_verdicts: research
+                    .as_ref()
+                    .map(|r| r.claims.clone())
+                    .unwrap_or_default(),
+                conflicts: research
+                    .as_ref()
+                    .map(|r| r.conflicts.clone())
+                    .unwrap_or_default(),
+                attested_conflicts: research.map(|r| r.attested_conflicts).unwrap_or_default(),
+                at: now(),
+            };
+            store::write_doc(run_dir, RESULT_JSON, &result)?;
+            store::freeze(run_dir, &mut lc, RESULT_JSON)?;
+            lc.advance(State::Finalized, "finalize", &now())
+                .map_err(|reason| CaseError::Transition { reason })?;
+            lc.save(run_dir)?;
+            Ok(result)
+        })
+    }
 }
 
 /// The proof `supported` needs: a current value, an accepted claim asserting exactly it,

@@ -8,6 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::journal::JournalHead;
 use super::key::RunId;
 
 pub const LIFECYCLE_FORMAT: &str = "anvil-lifecycle";
@@ -62,15 +63,6 @@ pub struct Transition {
     pub to: State,
     pub rail: String,
     pub at: String,
-}
-
-/// A position in the journal chain: how many lines, and the hash of the last (case.json's
-/// hash when there is none).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct JournalHead {
-    pub entries: u64,
-    pub head: String,
 }
 
 /// The lifecycle document.
@@ -141,12 +133,12 @@ pub fn now() -> String {
 
 impl Lifecycle {
     /// Reads `lifecycle.json` of the run at `run_dir` (as the executing rail sees it).
-    pub fn load(run_dir: &std::path::Path) -> Result<Lifecycle, super::error::CaseError> {
-        let path = run_dir.join(super::run::LIFECYCLE_JSON);
+    pub(super) fn load(run_dir: &std::path::Path) -> Result<Lifecycle, super::error::CaseError> {
+        let path = run_dir.join(super::layout::LIFECYCLE_JSON);
         let bytes = super::commit::read(
             run_dir,
-            super::run::LIFECYCLE_JSON,
-            super::store::MAX_RUN_FILE_BYTES,
+            super::layout::LIFECYCLE_JSON,
+            super::layout::MAX_RUN_FILE_BYTES,
         )
         .map_err(super::error::CaseError::io("read", &path))?
         .ok_or_else(|| {
@@ -180,7 +172,7 @@ impl Lifecycle {
 
     /// Writes `lifecycle.json` (staged when a rail is executing).
     pub fn save(&self, run_dir: &std::path::Path) -> Result<(), super::error::CaseError> {
-        let path = run_dir.join(super::run::LIFECYCLE_JSON);
+        let path = run_dir.join(super::layout::LIFECYCLE_JSON);
         let mut text =
             serde_json::to_string_pretty(self).map_err(|e| super::error::CaseError::Corrupt {
                 file: path.clone(),
@@ -188,7 +180,7 @@ impl Lifecycle {
                 reason: e.to_string(),
             })?;
         text.push('\n');
-        super::commit::write(run_dir, super::run::LIFECYCLE_JSON, text.as_bytes())
+        super::commit::write(run_dir, super::layout::LIFECYCLE_JSON, text.as_bytes())
             .map_err(super::error::CaseError::io("write", path))
     }
 

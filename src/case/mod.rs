@@ -5,18 +5,22 @@
 //! engine's own code, and never writes an existing run from `open`.
 
 pub mod attest;
+pub mod citable;
 pub mod claim;
 pub mod commit;
 pub mod doc;
 pub mod error;
 pub mod evidence;
 pub mod finalize;
+pub mod frozen;
+pub mod handle;
+pub mod journal;
 pub mod key;
+pub mod layout;
 pub mod lifecycle;
 pub mod open;
 pub mod proposal;
 pub mod rail;
-pub mod rails;
 pub mod research;
 pub mod run;
 pub mod schema;
@@ -27,6 +31,7 @@ pub mod views;
 
 pub use doc::CaseDoc;
 pub use error::CaseError;
+pub use handle::RunHandle;
 pub use key::{CaseKey, RunId};
 pub use open::{OpenMode, OpenRequest, Opened, open};
 pub use run::Run;

@@ -14,7 +14,7 @@ use super::error::CaseError;
 use super::key::{CaseKey, RunId};
 use super::lifecycle::{Lifecycle, now};
 use super::proposal::{PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION};
-use super::run::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, Run, SOURCE_JSON, WORKSPACE_DIR};
+use super::layout::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, SOURCE_JSON, WORKSPACE_DIR};
 use super::verify::{Current, staleness};
 use super::views::{CASE_MD, SCHEMA_FILE, render_views};
 use crate::air::{Air, DeficiencyCode, TargetKey, deficiencies_for, detect, name_words};
@@ -275,7 +275,7 @@ pub fn open(req: &OpenRequest) -> Result<Opened, CaseError> {
     let supersedes = match &req.mode {
         OpenMode::New => None,
         OpenMode::Resume(path) | OpenMode::Replace(path) => {
-            let run = Run::load(path)?;
+            let run = super::handle::RunHandle::open(path)?.into_run();
             if run.doc.identity.case_key != r.case_key {
                 return Err(CaseError::WrongCase {
                     run: path.display().to_string(),

@@ -5,13 +5,9 @@ use std::path::{Path, PathBuf};
 use super::doc::{CASE_FORMAT, CASE_FORMAT_VERSION, CaseDoc};
 use super::error::CaseError;
 
-pub const CASE_JSON: &str = "case.json";
-pub const LIFECYCLE_JSON: &str = "lifecycle.json";
-pub const JOURNAL: &str = "journal.jsonl";
-/// What a repository without a commit held at open (R-GATE-3), bound by `sourceDigest`.
-pub const SOURCE_JSON: &str = "source.json";
-pub const WORKSPACE_DIR: &str = "workspace";
-pub const OUTPUT_DIR: &str = "output";
+pub use super::layout::{
+    CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, SOURCE_JSON, WORKSPACE_DIR,
+};
 
 /// A run directory with its parsed `case.json`.
 #[derive(Debug, Clone)]
@@ -24,7 +20,7 @@ pub struct Run {
 
 impl Run {
     /// Opens the run at `dir`, refusing anything that is not a complete run.
-    pub fn load(dir: &Path) -> Result<Run, CaseError> {
+    pub(super) fn load(dir: &Path) -> Result<Run, CaseError> {
         let not_run = |reason: &str| CaseError::NotARun {
             path: dir.to_path_buf(),
             reason: reason.to_string(),
@@ -34,7 +30,7 @@ impl Run {
         }
         let case_path = dir.join(CASE_JSON);
         // Never through a symlink: a parse error could quote the target back.
-        let bytes = match crate::fsio::read_regular(&case_path, super::store::MAX_RUN_FILE_BYTES) {
+        let bytes = match crate::fsio::read_regular(&case_path, super::layout::MAX_RUN_FILE_BYTES) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(not_run("it has no case.json"));

@@ -11,21 +11,15 @@ use serde::de::DeserializeOwned;
 
 use super::error::CaseError;
 use super::evidence::EvidenceDoc;
+use super::layout::OUTPUT_DIR;
 use super::lifecycle::Lifecycle;
 use super::proposal::DocError;
 use super::research::ClaimsDoc;
-use super::run::OUTPUT_DIR;
 
-pub const EVIDENCE_JSON: &str = "output/evidence.json";
-pub const CLAIMS_JSON: &str = "output/claims.json";
-pub const PROPOSAL_JSON: &str = "output/proposal.json";
-pub const CRITIQUE_JSON: &str = "output/critique.json";
-pub const RESULT_JSON: &str = "output/result.json";
-pub const TESTS_JSON: &str = "output/tests.json";
-
-/// The largest run file the engine reads (documents, the journal): a larger one is
-/// refused by name rather than loaded.
-pub const MAX_RUN_FILE_BYTES: u64 = 256 << 20;
+pub use super::layout::{
+    CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, MAX_RUN_FILE_BYTES, PROPOSAL_JSON, RESULT_JSON,
+    TESTS_JSON,
+};
 
 /// Reads a strict JSON document from the run; `None` when the file does not exist. The
 /// agent may have written it: a symlink, FIFO, device or directory is refused, never

@@ -263,3 +263,50 @@ fn target_words(case: &CaseDoc) -> (String, String) {
     };
     (t.name().to_string(), ty)
 }
+
+/// The review copy of a validation record, as written to critique.json.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Critique {
+    pub format: String,
+    pub format_version: u32,
+    pub review: Review,
+    pub verdict: Verdict,
+    pub proposal_hash: String,
+    pub checks: Vec<CheckResult>,
+    pub at: String,
+}
+
+impl Critique {
+    /// The self-review copy of a validation record.
+    pub fn of(record: &ValidationRecord, review: Review) -> Critique {
+        Critique {
+            format: "anvil-critique".into(),
+            format_version: 1,
+            review,
+            verdict: record.verdict,
+            proposal_hash: record.proposal_hash.clone(),
+            checks: record.checks.clone(),
+            at: record.at.clone(),
+        }
+    }
+
+    /// True when this copy is exactly the review copy of the authoritative record: its
+    /// format, verdict, proposal hash, time and every check (id, passed, detail). Only the
+    /// engine's own self-review exists so far, so a copy labelled `independent` is a
+    /// forgery: an independent review is recorded by the engine when a separate process
+    /// ran it.
+    pub fn agrees_with(&self, record: &ValidationRecord) -> bool {
+        *self == Critique::of(record, Review::SelfReview)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Review {
+    /// The same process that proposed also reviewed.
+    #[serde(rename = "self")]
+    SelfReview,
+    /// A separate process without the investigator's transcript reviewed.
+    Independent,
+}

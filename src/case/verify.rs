@@ -4,13 +4,14 @@
 //! source revision, skill version, policy hash) no longer matches the world is stale, and
 //! its outputs must never be consumed.
 
-use std::fmt;
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::doc::{CaseDoc, CasePolicy};
 use super::error::CaseError;
+use super::lifecycle::Lifecycle;
+use super::rail::Broken;
 use super::run::Run;
 use super::views::{CASE_MD, SCHEMA_FILE, render_views};
 use crate::air::Air;
@@ -23,24 +24,7 @@ pub struct Current {
     pub source_revision: Option<String>,
 }
 
-/// One identity field that no longer matches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StaleField {
-    pub field: &'static str,
-    pub recorded: String,
-    pub current: String,
-}
-
-impl fmt::Display for StaleField {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} was {} and is now {}",
-            self.field, self.recorded, self.current
-        )
-    }
-}
+pub use super::error::StaleField;
 
 /// Identity fields of `doc` that differ from `current` and from the skill registry.
 pub fn staleness(doc: &CaseDoc, current: &Current) -> Vec<StaleField> {
@@ -116,7 +100,7 @@ pub struct VerifyReport {
     pub drift: Vec<Drift>,
     pub stale: Vec<StaleField>,
     /// Engine-owned files that disagree with the journal's seal or their frozen hash.
-    pub tamper: Vec<super::rail::Broken>,
+    pub tamper: Vec<Broken>,
 }
 
 impl VerifyReport {
@@ -125,55 +109,51 @@ impl VerifyReport {
     }
 }
 
-/// Every sign of tampering in the run: the seal ([`super::rail::check`], which first
-/// completes an interrupted rail), each frozen file against its recorded hash, and — when
-/// both hold — each recorded verdict against its re-derivation from the frozen inputs, so
-/// a forger who reseals the journal around an edited record is still named.
-pub fn tamper(run_dir: &Path) -> Result<Vec<super::rail::Broken>, CaseError> {
-    let mut out = super::rail::check(run_dir)?;
-    if let Ok(lc) = super::lifecycle::Lifecycle::load(run_dir) {
-        for (rel, frozen) in &lc.frozen {
-            let now = super::store::file_hash(run_dir, rel)
-                .unwrap_or(None)
-                .unwrap_or_else(|| "(deleted or unreadable)".into());
-            if &now != frozen {
-                out.push(super::rail::Broken {
-                    file: rel.clone(),
-                    field: ".".into(),
-                    reason: format!("was frozen as {frozen}, but is now {now}"),
-                });
-            }
-        }
-        if out.is_empty() {
-            out.extend(rederived(run_dir, &lc).err());
+/// What breaks a run beyond its seal ([`super::rail::check`] comes first): each frozen
+/// file against its recorded hash, and — when those hold — each recorded verdict against
+/// its re-derivation from the frozen inputs, so a forger who reseals the journal around an
+/// edited record is still named.
+pub fn frozen_and_verdicts(run: &Run, lc: &Lifecycle) -> Vec<Broken> {
+    let mut out = Vec::new();
+    for (rel, frozen) in &lc.frozen {
+        let now = super::store::file_hash(&run.dir, rel)
+            .unwrap_or(None)
+            .unwrap_or_else(|| "(deleted or unreadable)".into());
+        if &now != frozen {
+            out.push(Broken {
+                file: rel.clone(),
+                field: ".".into(),
+                reason: format!("was frozen as {frozen}, but is now {now}"),
+            });
         }
     }
-    Ok(out)
+    if out.is_empty() {
+        out.extend(rederived(run, lc).err());
+    }
+    out
 }
 
 /// Re-derives stage 1 and the validation record from the frozen inputs, as finalize and
 /// close do; a recorded verdict that differs, or cannot be re-derived, is broken.
-fn rederived(run_dir: &Path, lc: &super::lifecycle::Lifecycle) -> Result<(), super::rail::Broken> {
-    let again = || -> Result<(), CaseError> {
-        let run = Run::load(run_dir)?;
-        super::rails::rederive(&run, lc).map(drop)
-    };
-    again().map_err(|e| match e {
-        CaseError::Tampered {
-            file,
-            field,
-            reason,
-        } => super::rail::Broken {
-            file,
-            field,
-            reason,
-        },
-        other => super::rail::Broken {
-            file: super::run::LIFECYCLE_JSON.into(),
-            field: "records".into(),
-            reason: format!("cannot be re-derived from the frozen inputs: {other}"),
-        },
-    })
+fn rederived(run: &Run, lc: &Lifecycle) -> Result<(), Broken> {
+    super::frozen::rederive(run, lc)
+        .map(drop)
+        .map_err(|e| match e {
+            CaseError::Tampered {
+                file,
+                field,
+                reason,
+            } => Broken {
+                file,
+                field,
+                reason,
+            },
+            other => Broken {
+                file: super::layout::LIFECYCLE_JSON.into(),
+                field: "records".into(),
+                reason: format!("cannot be re-derived from the frozen inputs: {other}"),
+            },
+        })
 }
 
 /// Regenerates the views of `run` and compares them with the files on disk.
@@ -182,7 +162,7 @@ pub fn drift(run: &Run) -> Result<Vec<Drift>, CaseError> {
     let mut out = Vec::new();
     for (file, expected) in [(CASE_MD, case_md), (SCHEMA_FILE, schema)] {
         let path = run.dir.join(file);
-        match crate::fsio::read_regular(&path, super::store::MAX_RUN_FILE_BYTES) {
+        match crate::fsio::read_regular(&path, super::layout::MAX_RUN_FILE_BYTES) {
             Ok(bytes) if bytes == expected.as_bytes() => {}
             Ok(_) => out.push(Drift {
                 file,
@@ -196,31 +176,4 @@ pub fn drift(run: &Run) -> Result<Vec<Drift>, CaseError> {
         }
     }
     Ok(out)
-}
-
-/// `case verify`: drift of the views, and staleness against `air`/`repo` (defaulting to
-/// the inputs recorded in case.json).
-pub fn verify(
-    run_dir: &Path,
-    air: Option<&Path>,
-    repo: Option<&Path>,
-) -> Result<VerifyReport, CaseError> {
-    let run = Run::load(run_dir)?;
-    let air = air
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| run.doc.inputs.air.clone().into());
-    let repo = repo
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| run.doc.inputs.repository.clone().into());
-    let current = current_world(&air, &repo);
-    Ok(VerifyReport {
-        format: "anvil-verify",
-        format_version: 1,
-        run: run.dir.display().to_string(),
-        case_key: run.doc.identity.case_key.to_string(),
-        run_id: run.doc.identity.run_id.to_string(),
-        drift: drift(&run)?,
-        stale: staleness(&run.doc, &current),
-        tamper: tamper(run_dir)?,
-    })
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::case::verify::verify as verify_run;
+use crate::case::RunHandle;
 use crate::case::{OpenMode, OpenRequest, open};
 use crate::exit;
 
@@ -158,7 +158,9 @@ fn open_cmd(args: OpenArgs) -> u8 {
 }
 
 fn verify_cmd(args: VerifyArgs) -> u8 {
-    let report = match verify_run(&args.run, args.air.as_deref(), args.repo.as_deref()) {
+    let report = match RunHandle::open(&args.run)
+        .and_then(|run| run.verify(args.air.as_deref(), args.repo.as_deref()))
+    {
         Ok(r) => r,
         Err(e) => return super::fail(&e, args.json),
     };

@@ -7,9 +7,10 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::case::CaseError;
+use crate::case::RunHandle;
 use crate::case::evidence::EvidenceRequest;
-use crate::case::finalize::{Status, finalize};
-use crate::case::rails;
+use crate::case::finalize::Status;
+use crate::case::handle::ShowReport;
 use crate::case::research::ClaimInput;
 use crate::case::validate::Verdict;
 use crate::exit;
@@ -122,7 +123,9 @@ pub fn add_evidence(a: AddEvidenceArgs) -> u8 {
         start_line: a.start_line,
         end_line: a.end_line,
     };
-    match rails::add_evidence(&a.common.run, &req, a.common.idempotency_key.as_deref()) {
+    match RunHandle::open(&a.common.run)
+        .and_then(|run| run.add_evidence(&req, a.common.idempotency_key.as_deref()))
+    {
         Ok(art) => done(a.common.json, &art, |art| println!("{}", art.id)),
         Err(e) => super::fail(&e, a.common.json),
     }
@@ -133,13 +136,14 @@ pub fn add_external(a: AddExternalArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return super::fail(&e, a.common.json),
     };
-    match rails::add_external_evidence(
-        &a.common.run,
-        &a.source,
-        &a.uri,
-        &excerpt,
-        a.common.idempotency_key.as_deref(),
-    ) {
+    match RunHandle::open(&a.common.run).and_then(|run| {
+        run.add_external_evidence(
+            &a.source,
+            &a.uri,
+            &excerpt,
+            a.common.idempotency_key.as_deref(),
+        )
+    }) {
         Ok(art) => done(a.common.json, &art, |art| println!("{}", art.id)),
         Err(e) => super::fail(&e, a.common.json),
     }
@@ -189,14 +193,17 @@ pub fn add_claim(a: AddClaimArgs) -> u8 {
         artifact_ids: a.artifacts,
         confidence: a.confidence,
     };
-    match rails::add_claim(&a.common.run, input, a.common.idempotency_key.as_deref()) {
+    match RunHandle::open(&a.common.run)
+        .and_then(|run| run.add_claim(input, a.common.idempotency_key.as_deref()))
+    {
         Ok(claim) => done(a.common.json, &claim, |c| println!("{}", c.id)),
         Err(e) => super::fail(&e, a.common.json),
     }
 }
 
 pub fn freeze_research(a: Common) -> u8 {
-    match rails::freeze_research(&a.run, a.idempotency_key.as_deref()) {
+    match RunHandle::open(&a.run).and_then(|run| run.freeze_research(a.idempotency_key.as_deref()))
+    {
         Ok(record) => done(a.json, &record, |r| {
             let accepted = r
                 .claims
@@ -223,11 +230,9 @@ pub fn freeze_research(a: Common) -> u8 {
 }
 
 pub fn validate(a: ValidateArgs) -> u8 {
-    match rails::validate(
-        &a.common.run,
-        a.common.idempotency_key.as_deref(),
-        a.dry_run,
-    ) {
+    match RunHandle::open(&a.common.run)
+        .and_then(|run| run.validate(a.common.idempotency_key.as_deref(), a.dry_run))
+    {
         Ok(record) => {
             done(a.common.json, &record, |r| {
                 let verdict = if r.verdict == Verdict::Pass {
@@ -278,19 +283,20 @@ pub fn finalize_cmd(a: FinalizeArgs) -> u8 {
             return super::fail(&e, a.common.json);
         }
     };
-    match finalize(
-        &a.common.run,
-        status,
-        a.reason.as_deref(),
-        a.common.idempotency_key.as_deref(),
-    ) {
+    match RunHandle::open(&a.common.run).and_then(|run| {
+        run.finalize(
+            status,
+            a.reason.as_deref(),
+            a.common.idempotency_key.as_deref(),
+        )
+    }) {
         Ok(result) => done(a.common.json, &result, |r| println!("{}", r.status)),
         Err(e) => super::fail(&e, a.common.json),
     }
 }
 
 pub fn show(a: ShowArgs) -> u8 {
-    match rails::show(&a.run) {
+    match RunHandle::open(&a.run).and_then(|run| run.show()) {
         // A tampered or stale run is shown, and the exit says it must not be used.
         Ok(report) if report.tampered.is_some() || !report.stale.is_empty() => {
             done(a.json, &report, print_show);
@@ -301,7 +307,7 @@ pub fn show(a: ShowArgs) -> u8 {
     }
 }
 
-fn print_show(r: &rails::ShowReport) {
+fn print_show(r: &ShowReport) {
     {
         println!("run {} of case {}", r.run_id, r.case_key);
         println!("target {} · skill {}", r.target, r.skill);

@@ -15,8 +15,8 @@ use super::agent::{ExecutionPolicy, ProcessAgent};
 use super::env::{BASE_ALLOW, allowlisted_env, home_overrides};
 use super::runner::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
 use super::usage::Usage;
-use crate::case::lifecycle::{Lifecycle, State};
-use crate::case::{CaseError, Run};
+use crate::case::lifecycle::State;
+use crate::case::{CaseError, RunHandle};
 use crate::exit;
 use crate::sandbox::attest::Guarantee;
 use crate::sandbox::{
@@ -136,15 +136,16 @@ pub fn investigate(
     // to it must be absolute: a relative run path would be resolved twice (`RUN/RUN/…`).
     let absolute = std::path::absolute(run_dir).map_err(CaseError::io("resolve", run_dir))?;
     let run_dir = absolute.as_path();
-    let run = Run::load(run_dir)?;
-    let lc = Lifecycle::load(run_dir)?;
+    let handle = RunHandle::open(run_dir)?;
+    let run = handle.run();
+    let lc = handle.lifecycle()?;
     if lc.state != State::Open {
         return Err(InvestigateError::Refused(format!(
             "the run is {}; an investigation starts from an open run",
             lc.state
         )));
     }
-    let command = agent.command(&run, policy);
+    let command = agent.command(run, policy);
     let home = run_dir.join("workspace").join(".home");
     std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
     for (name, text) in &command.files {
@@ -238,7 +239,7 @@ pub fn investigate(
     let path = run_dir.join(EXECUTION_JSON);
     crate::fsio::write_json_atomic(&path, &doc).map_err(CaseError::io("write", path))?;
 
-    let lc = Lifecycle::load(run_dir)?;
+    let lc = handle.lifecycle()?;
     let result: Option<Value> =
         crate::case::store::read_doc(run_dir, crate::case::store::RESULT_JSON)
             .ok()

@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::case::evidence::EvidenceRequest;
-use crate::case::finalize::{ResultDoc, Status, finalize};
+use crate::case::finalize::{ResultDoc, Status};
 use crate::case::lifecycle::now;
-use crate::case::rails;
+
 use crate::case::research::{ClaimInput, ResearchRecord};
 use crate::case::validate::ValidationRecord;
-use crate::case::{CaseDoc, CaseError, Run};
+use crate::case::{CaseDoc, CaseError, RunHandle};
 
 /// The handle a script investigates through.
 pub struct Agent {
@@ -30,7 +30,7 @@ impl Agent {
             start_line: lines.map(|l| l.0),
             end_line: lines.map(|l| l.1),
         };
-        Ok(rails::add_evidence(&self.run_dir, &req, None)?.id)
+        Ok(RunHandle::open(&self.run_dir)?.add_evidence(&req, None)?.id)
     }
 
     pub fn add_external(
@@ -39,7 +39,9 @@ impl Agent {
         uri: &str,
         excerpt: &str,
     ) -> Result<String, CaseError> {
-        Ok(rails::add_external_evidence(&self.run_dir, source, uri, excerpt, None)?.id)
+        Ok(RunHandle::open(&self.run_dir)?
+            .add_external_evidence(source, uri, excerpt, None)?
+            .id)
     }
 
     pub fn add_claim(
@@ -55,11 +57,11 @@ impl Agent {
             artifact_ids: artifacts.iter().map(|s| s.to_string()).collect(),
             confidence,
         };
-        Ok(rails::add_claim(&self.run_dir, input, None)?.id)
+        Ok(RunHandle::open(&self.run_dir)?.add_claim(input, None)?.id)
     }
 
     pub fn freeze_research(&self) -> Result<ResearchRecord, CaseError> {
-        rails::freeze_research(&self.run_dir, None)
+        RunHandle::open(&self.run_dir)?.freeze_research(None)
     }
 
     /// Writes `output/proposal.json` setting the skill's (first) writable field to `value`,
@@ -94,7 +96,7 @@ impl Agent {
     }
 
     pub fn validate(&self) -> Result<ValidationRecord, CaseError> {
-        rails::validate(&self.run_dir, None, false)
+        RunHandle::open(&self.run_dir)?.validate(None, false)
     }
 
     pub fn finalize(
@@ -102,7 +104,7 @@ impl Agent {
         status: Option<Status>,
         reason: Option<&str>,
     ) -> Result<ResultDoc, CaseError> {
-        finalize(&self.run_dir, status, reason, None)
+        RunHandle::open(&self.run_dir)?.finalize(status, reason, None)
     }
 }
 
@@ -138,7 +140,7 @@ where
     /// Runs the script against the run at `run_dir` and records an execution log. A script
     /// error is recorded and returned.
     pub fn run(&self, run_dir: &Path) -> Result<ScriptedExecution, CaseError> {
-        let run = Run::load(run_dir)?;
+        let run = RunHandle::open(run_dir)?.into_run();
         let agent = Agent {
             run_dir: run_dir.to_path_buf(),
             case: run.doc,
@@ -177,7 +179,7 @@ where
         _progress: &mut (dyn FnMut(super::investigate::Progress) + Send),
     ) -> Result<super::investigate::InvestigateReport, super::investigate::InvestigateError> {
         let record = self.run(run_dir);
-        let lc = crate::case::lifecycle::Lifecycle::load(run_dir)?;
+        let lc = RunHandle::open(run_dir)?.lifecycle()?;
         let status =
             crate::case::store::read_doc::<Value>(run_dir, crate::case::store::RESULT_JSON)
                 .ok()

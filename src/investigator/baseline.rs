@@ -27,7 +27,7 @@ use super::plan::{self, Hands};
 use super::rules;
 use crate::air::{DeficiencyCode, name_words};
 use crate::case::finalize::Status;
-use crate::case::{CaseDoc, CaseError, rails};
+use crate::case::{CaseDoc, CaseError};
 
 /// Last name words that spell a unit, with the vocabulary's spelling.
 const UNIT_SUFFIXES: &[(&str, &str)] = &[
@@ -137,7 +137,8 @@ pub fn run(run_dir: &Path) -> Result<Conclusion, CaseError> {
 
     let uri = format!("air:{}", case.target.key);
     let evidence = hands.rail(|run| {
-        rails::add_external_evidence(run, "air", &uri, &reading.excerpt, None).map(|a| a.id)
+        run.add_external_evidence("air", &uri, &reading.excerpt, None)
+            .map(|a| a.id)
     });
     let artifact = match evidence {
         Ok(id) => id,

@@ -20,11 +20,10 @@ use super::Conclusion;
 use super::brief::Brief;
 use super::plan::{Found, Frozen, Hands, Hit, Lines, Move, Outcome, Window};
 use crate::case::evidence::EvidenceRequest;
-use crate::case::finalize::{Status, finalize};
-use crate::case::rails;
+use crate::case::finalize::Status;
 use crate::case::research::{ClaimInput, ClaimStatus};
 use crate::case::validate::Verdict;
-use crate::case::{CaseError, Run};
+use crate::case::{CaseError, Run, RunHandle};
 use crate::tools::{
     FindTextResult, OperationResult, REQUEST_FORMAT, REQUEST_FORMAT_VERSION, ResultDoc, ToolError,
     ToolLimits,
@@ -59,7 +58,7 @@ impl Direct {
     pub(crate) fn new(run_dir: &Path) -> Result<Direct, CaseError> {
         Ok(Direct {
             run_dir: run_dir.to_path_buf(),
-            run: Run::load(run_dir)?,
+            run: RunHandle::open(run_dir)?.into_run(),
             limits: crate::tools::case_limits(run_dir),
             actions: 0,
             last_refusal: None,
@@ -69,14 +68,16 @@ impl Direct {
     /// One rail call; a refusal becomes its message (and is kept).
     pub(crate) fn rail<T>(
         &mut self,
-        call: impl FnOnce(&Path) -> Result<T, CaseError>,
+        call: impl FnOnce(&RunHandle) -> Result<T, CaseError>,
     ) -> Result<T, String> {
         self.actions += 1;
-        call(&self.run_dir).map_err(|e| {
-            let why = e.to_string();
-            self.last_refusal = Some(e);
-            why
-        })
+        RunHandle::open(&self.run_dir)
+            .and_then(|run| call(&run))
+            .map_err(|e| {
+                let why = e.to_string();
+                self.last_refusal = Some(e);
+                why
+            })
     }
 
     /// The conclusion of a finished plan: `Err` when nothing could be finalized.
@@ -285,7 +286,7 @@ impl Hands for Direct {
             start_line: Some(start),
             end_line: Some(end),
         };
-        Ok(self.rail(|run| rails::add_evidence(run, &req, None).map(|a| a.id)))
+        Ok(self.rail(|run| run.add_evidence(&req, None).map(|a| a.id)))
     }
 
     fn add_claim(
@@ -301,12 +302,12 @@ impl Hands for Direct {
             artifact_ids: artifacts.to_vec(),
             confidence: 0.8,
         };
-        Ok(self.rail(|run| rails::add_claim(run, input, None).map(|c| c.id)))
+        Ok(self.rail(|run| run.add_claim(input, None).map(|c| c.id)))
     }
 
     fn freeze(&mut self) -> Move<Frozen, Infallible> {
         Ok(self
-            .rail(|run| rails::freeze_research(run, None))
+            .rail(|run| run.freeze_research(None))
             .map(|record| Frozen {
                 rejected: record
                     .claims
@@ -327,7 +328,7 @@ impl Hands for Direct {
 
     fn validate(&mut self) -> Move<(), Infallible> {
         Ok(self
-            .rail(|run| rails::validate(run, None, false))
+            .rail(|run| run.validate(None, false))
             .and_then(|record| match record.verdict {
                 Verdict::Pass => Ok(()),
                 Verdict::Fail => {
@@ -345,7 +346,7 @@ impl Hands for Direct {
     fn finalize(&mut self, named: Option<(Status, &str)>) -> Move<String, Infallible> {
         let (status, reason) = named.unzip();
         Ok(self
-            .rail(|run| finalize(run, status, reason, None))
+            .rail(|run| run.finalize(status, reason, None))
             .map(|result| result.status.to_string()))
     }
 }

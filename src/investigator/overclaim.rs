@@ -16,7 +16,7 @@ use super::plan::{self, Hands};
 use super::rules;
 use crate::case::finalize::Status;
 use crate::case::views::CASE_MD;
-use crate::case::{CaseError, Run};
+use crate::case::CaseError;
 use crate::driver::scripted::Agent;
 use crate::skill::ValueConstraint;
 
@@ -39,7 +39,7 @@ pub fn wrong_value(constraint: Option<&ValueConstraint>, right: Option<&Value>) 
 /// Runs the adversary on the open run at `run_dir`; `right` is the value it must not claim
 /// (`None` when the right outcome is a decline: any value is then wrong).
 pub fn run(run_dir: &Path, right: Option<&Value>) -> Result<Conclusion, CaseError> {
-    let case = Run::load(run_dir)?.doc;
+    let case = crate::case::RunHandle::open(run_dir)?.into_run().doc;
     let agent = Agent {
         run_dir: run_dir.to_path_buf(),
         case: case.clone(),

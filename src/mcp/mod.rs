@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use self::args::{RAIL_TOOLS, RailCall};
 use self::rails::{RailBackend, Refusal};
-use crate::case::{CaseError, Run};
+use crate::case::CaseError;
 use crate::limits::{Limit, LimitError};
 
 /// The MCP server name the drivers configure: tools appear to Claude Code as
@@ -72,7 +72,7 @@ impl AnvilServer {
     /// A server over the run at `run` (which must load), calling the rails through `backend`.
     pub fn new(run: &Path, backend: RailBackend) -> Result<AnvilServer, CaseError> {
         let run = std::path::absolute(run).map_err(CaseError::io("resolve", run))?;
-        let run_id = Run::load(&run)?.doc.identity.run_id.to_string();
+        let run_id = crate::case::RunHandle::open(&run)?.doc().identity.run_id.to_string();
         Ok(AnvilServer {
             run,
             run_id,

@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::args::RailCall;
 use crate::case::evidence::EvidenceRequest;
-use crate::case::finalize::{Status, finalize};
+use crate::case::finalize::Status;
 use crate::case::research::ClaimInput;
-use crate::case::{CaseError, rails};
+use crate::case::{CaseError, RunHandle};
 use crate::sandbox::rails::{RAIL_SOCKET_ENV, call};
 
 /// A refused tool call: the stable kind first, then the message.
@@ -86,6 +86,7 @@ fn parse_status(raw: Option<&str>) -> Result<Option<Status>, CaseError> {
 }
 
 fn direct(run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
+    let run = RunHandle::open(run)?;
     match rail {
         RailCall::AddEvidence(a) => {
             let req = EvidenceRequest {
@@ -93,10 +94,9 @@ fn direct(run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
                 start_line: a.start_line,
                 end_line: a.end_line,
             };
-            to_json(rails::add_evidence(run, &req, Some(&a.idempotency_key)))
+            to_json(run.add_evidence(&req, Some(&a.idempotency_key)))
         }
-        RailCall::AddExternalEvidence(a) => to_json(rails::add_external_evidence(
-            run,
+        RailCall::AddExternalEvidence(a) => to_json(run.add_external_evidence(
             &a.source,
             &a.uri,
             &a.excerpt,
@@ -109,26 +109,17 @@ fn direct(run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
                 artifact_ids: a.artifact_ids.clone(),
                 confidence: a.confidence.unwrap_or(1.0),
             };
-            to_json(rails::add_claim(run, input, Some(&a.idempotency_key)))
+            to_json(run.add_claim(input, Some(&a.idempotency_key)))
         }
-        RailCall::FreezeResearch(a) => {
-            to_json(rails::freeze_research(run, Some(&a.idempotency_key)))
+        RailCall::FreezeResearch(a) => to_json(run.freeze_research(Some(&a.idempotency_key))),
+        RailCall::Validate(a) => {
+            to_json(run.validate(Some(&a.idempotency_key), a.dry_run.unwrap_or(false)))
         }
-        RailCall::Validate(a) => to_json(rails::validate(
-            run,
-            Some(&a.idempotency_key),
-            a.dry_run.unwrap_or(false),
-        )),
         RailCall::Finalize(a) => {
             let status = parse_status(a.status.as_deref())?;
-            to_json(finalize(
-                run,
-                status,
-                a.reason.as_deref(),
-                Some(&a.idempotency_key),
-            ))
+            to_json(run.finalize(status, a.reason.as_deref(), Some(&a.idempotency_key)))
         }
-        RailCall::Show(_) => to_json(rails::show(run)),
+        RailCall::Show(_) => to_json(run.show()),
     }
 }
 

@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::case::attest::{
     AttestStatus, AttestedConflict, AttestedLine, Attester, ClaimAttestation,
 };
-use crate::case::rails::Frozen;
+use crate::case::frozen::Frozen;
 
 /// The gate's verdict on one patched (or proven) value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,7 +161,7 @@ fn repository_excerpts(frozen: &Frozen) -> (crate::case::evidence::EvidenceDoc, 
     use crate::case::evidence::{EvidenceDoc, EvidenceRequest, acquire};
     let mut doc = EvidenceDoc::empty();
     let run = &frozen.run;
-    let Ok(source) = crate::case::rails::evidence_source(run) else {
+    let Ok(source) = crate::case::citable::evidence_source(run) else {
         return (doc, "the repository could not be read".into());
     };
     let repo = std::path::Path::new(&run.doc.inputs.repository);

@@ -16,13 +16,13 @@ use serde_json::{Map, Value, json};
 
 use crate::air::{Air, DeficiencyCode, Provenance};
 use crate::case::CaseError;
+use crate::case::RunHandle;
+use crate::case::citable::verify_artifacts;
 use crate::case::finalize::{ResultDoc, Status};
-use crate::case::lifecycle::{Lifecycle, State, now};
+use crate::case::frozen::{Frozen, VALIDATION_RECORD, evaluate, load_frozen};
+use crate::case::lifecycle::{State, now};
 use crate::case::proposal::parse_proposal;
 use crate::case::rail::with_rail;
-use crate::case::rails::{
-    Frozen, VALIDATION_RECORD, evaluate, load_current, load_frozen, verify_artifacts,
-};
 use crate::case::research::{aggregate_strength, cited};
 use crate::case::store::{self, PROPOSAL_JSON, RESULT_JSON};
 use crate::case::validate::{ValidationRecord, Verdict};
@@ -102,10 +102,9 @@ fn refuse(kind: &'static str, reason: String) -> CaseError {
 /// `close`.
 pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<CloseDoc, CaseError> {
     let body = json!({"apply": req.apply, "approvedBy": req.approved_by});
+    let handle = RunHandle::open(run_dir)?;
     with_rail(run_dir, "close", key, &body, |_| {
-        let run = load_current(run_dir)?;
-        let mut lc = Lifecycle::load(run_dir)?;
-        store::check_frozen(run_dir, &lc)?;
+        let (run, mut lc) = handle.checked_lifecycle()?;
         if lc.state != State::Finalized {
             return Err(CaseError::Transition {
                 reason: format!("`close` needs a finalized run; it is {}", lc.state),
@@ -115,7 +114,7 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
             .ok_or_else(|| refuse("missing_output", format!("`{RESULT_JSON}` does not exist")))?;
         // Re-verify every artifact against the repository: a changed source fails close.
         let evidence = store::evidence(run_dir)?;
-        verify_artifacts(&run, &evidence).map_err(|e| match e {
+        verify_artifacts(run, &evidence).map_err(|e| match e {
             CaseError::Evidence(ev) => refuse(
                 "source_changed",
                 format!("frozen evidence no longer matches the repository: {ev}"),

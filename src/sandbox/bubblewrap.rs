@@ -85,7 +85,8 @@ impl SandboxPlan {
         anvil_bench: &Path,
         hidden: Vec<PathBuf>,
     ) -> Result<SandboxPlan, crate::case::CaseError> {
-        let run = crate::case::Run::load(run_dir)?;
+        let handle = crate::case::RunHandle::open(run_dir)?;
+        let run = handle.run();
         Ok(SandboxPlan {
             repo: PathBuf::from(&run.doc.inputs.repository),
             run_dir: run_dir.to_path_buf(),

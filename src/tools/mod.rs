@@ -39,11 +39,10 @@ pub use request::{OPERATIONS, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
 pub use result::*;
 pub use schema::{OperationInfo, operations, request_schema, result_schema};
 
-use crate::case::CaseError;
-use crate::case::lifecycle::{Lifecycle, State};
+use crate::case::lifecycle::State;
 use crate::case::rail::with_rail;
-use crate::case::rails::load_current;
-use crate::case::run::{CASE_JSON, Run};
+use crate::case::run::CASE_JSON;
+use crate::case::{CaseError, RunHandle};
 use database::Snapshot;
 use files::{Repo, ScopedFile, Selection};
 use request::{Batch, Item, Op};
@@ -83,8 +82,9 @@ pub fn discover_snapshots(
 /// The limits of the case at `run_dir`: the defaults with the case's overrides. A run that
 /// cannot be loaded gets the defaults here and is refused by the query itself.
 pub fn case_limits(run_dir: &Path) -> ToolLimits {
-    Run::load(run_dir)
+    RunHandle::open(run_dir)
         .ok()
+        .map(RunHandle::into_run)
         .and_then(|run| {
             ToolLimits::default()
                 .with_overrides(&run.doc.tool_limits)
@@ -99,22 +99,22 @@ pub fn query_with_limits(
     limits: &ToolLimits,
 ) -> Result<ResultDoc, ToolError> {
     let batch = request::parse(request, limits)?;
-    let run = Run::load(run_dir)?;
-    let actual = run.doc.identity.run_id.to_string();
+    let handle = RunHandle::open(run_dir)?;
+    let actual = handle.doc().identity.run_id.to_string();
     if batch.run_id != actual {
         return Err(ToolError::WrongRun {
             requested: batch.run_id.chars().take(64).collect(),
             actual,
         });
     }
-    let state = Lifecycle::load(run_dir)?.state;
+    let state = handle.lifecycle()?.state;
     if matches!(state, State::Finalized | State::Closed) {
         return Err(ToolError::RunNotQueryable {
             run: actual,
             state: state.as_str(),
         });
     }
-    let run = load_current(run_dir)?;
+    let run = handle.current()?;
     let repo = Repo::new(
         Path::new(&run.doc.inputs.repository),
         &run.doc.policy.inspect_scopes,

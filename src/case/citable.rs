@@ -1,0 +1,165 @@
+//! What a run may cite: the repository as its source revision holds it (R-GATE-3), never
+//! a file inside a run; and, at freeze, every artifact acquired again from there.
+
+use std::path::Path;
+
+use super::error::CaseError;
+use super::evidence::{EvidenceDoc, EvidenceRequest, Source, acquire};
+use super::layout::{CASE_JSON, LIFECYCLE_JSON, MAX_RUN_FILE_BYTES, SOURCE_JSON};
+use super::run::Run;
+use crate::repo::digest::SourceManifest;
+
+/// The repository as this run may cite it (R-GATE-3): the blobs committed at its source
+/// revision, or, without a commit, the manifest recorded at open (`source.json`, bound to
+/// case.json by `sourceDigest`). A cases directory inside the repository is excluded.
+pub fn evidence_source(run: &Run) -> Result<Source, CaseError> {
+    let repo = Path::new(&run.doc.inputs.repository);
+    let revision = &run.doc.identity.source_revision;
+    let source = if crate::repo::committed::is_commit_id(revision) {
+        Source::committed(repo, revision)?
+    } else {
+        let manifest = load_manifest(run)?;
+        Source::digested(revision, manifest)
+    };
+    Ok(match cases_dir_inside(run) {
+        Some(dir) => source.excluding(dir),
+        None => source,
+    })
+}
+
+/// The run's cases directory when it lies inside the repository (canonical).
+fn cases_dir_inside(run: &Run) -> Option<std::path::PathBuf> {
+    let repo = std::fs::canonicalize(&run.doc.inputs.repository).ok()?;
+    let run_dir = std::fs::canonicalize(&run.dir).ok()?;
+    let cases = run_dir.parent()?.parent()?.to_path_buf();
+    cases.starts_with(&repo).then_some(cases)
+}
+
+fn load_manifest(run: &Run) -> Result<SourceManifest, CaseError> {
+    let path = run.dir.join(SOURCE_JSON);
+    let tampered = |reason: String| CaseError::Tampered {
+        file: SOURCE_JSON.into(),
+        field: ".".into(),
+        reason,
+    };
+    let Some(recorded) = &run.doc.identity.source_digest else {
+        return Err(tampered(
+            "case.json records no sourceDigest for a repository without a commit".into(),
+        ));
+    };
+    let bytes = crate::fsio::read_regular(&path, MAX_RUN_FILE_BYTES)
+        .map_err(CaseError::io("read", &path))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| tampered("is not UTF-8".into()))?;
+    let manifest: SourceManifest =
+        crate::json_path::from_str(text).map_err(|e| CaseError::Corrupt {
+            file: path.clone(),
+            field: e.path,
+            reason: e.message,
+        })?;
+    if manifest.digest() != *recorded {
+        return Err(tampered(format!(
+            "hashes to {}, but case.json recorded {recorded}",
+            manifest.digest()
+        )));
+    }
+    Ok(manifest)
+}
+
+/// Refuses a repository path that lies inside a run directory — this run's workspace or
+/// output, or any run of a cases dir kept inside the repository (the default
+/// `.refinement/cases` is): what a run holds was written by an agent or by the engine and
+/// is never a source. A path that does not resolve is left to `acquire` to name.
+pub fn outside_every_run(run: &Run, rail: &'static str, path: &str) -> Result<(), CaseError> {
+    let repo = Path::new(&run.doc.inputs.repository);
+    let (Ok((_, abs)), Ok(root)) = (
+        super::evidence::resolve_path(repo, path),
+        std::fs::canonicalize(repo),
+    ) else {
+        return Ok(());
+    };
+    let own = std::fs::canonicalize(&run.dir).ok();
+    let is_run = |d: &Path| {
+        own.as_deref() == Some(d)
+            || (d.join(CASE_JSON).is_file() && d.join(LIFECYCLE_JSON).is_file())
+    };
+    let inside = abs
+        .ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(&root))
+        .find(|d| is_run(d));
+    match inside {
+        None => Ok(()),
+        Some(dir) => Err(CaseError::Rail {
+            rail,
+            kind: "inside_a_run",
+            reason: format!(
+                "`{path}` lies inside the run directory `{}`: what a run holds is written by an agent or the engine, never read as evidence",
+                dir.display()
+            ),
+        }),
+    }
+}
+
+/// Every artifact in evidence.json must be what the engine would have produced: a local
+/// artifact's coordinate is acquired again — bytes, hash, kind (from the scopes) and id
+/// must all match — and an external one must be unverified with an id derived from its
+/// coordinate. A hand-written "verified" excerpt or a relabelled kind cannot survive.
+pub fn verify_artifacts(run: &Run, evidence: &EvidenceDoc) -> Result<(), CaseError> {
+    let repo = Path::new(&run.doc.inputs.repository);
+    let policy = &run.doc.policy;
+    let source = evidence_source(run)?;
+    let forged = |id: &str, why: String| CaseError::Rail {
+        rail: "freeze-research",
+        kind: "forged_artifact",
+        reason: format!("artifact `{id}` {why}"),
+    };
+    for a in &evidence.artifacts {
+        if a.expected_id().as_deref() != Some(a.id.as_str()) {
+            return Err(forged(&a.id, "does not derive from its coordinate".into()));
+        }
+        if a.is_local() {
+            outside_every_run(
+                run,
+                "freeze-research",
+                a.path.as_deref().unwrap_or_default(),
+            )?;
+            // A changed source is reported as such before anything else.
+            super::evidence::reverify(repo, &source, a)?;
+            let req = EvidenceRequest {
+                path: a.path.clone().unwrap_or_default(),
+                start_line: a.start_line,
+                end_line: a.end_line,
+            };
+            let again = acquire(
+                repo,
+                &source,
+                &policy.inspect_scopes,
+                &policy.contract.admissible_kinds,
+                &req,
+                &a.acquired_at,
+            )
+            .map_err(|e| forged(&a.id, format!("cannot be acquired again: {e}")))?;
+            if again.kind != a.kind
+                || again.id != a.id
+                || again.verification != a.verification
+                || again.uri != a.uri
+            {
+                return Err(forged(
+                    &a.id,
+                    format!(
+                        "is not what the engine reads at its coordinate (kind {} there, {} recorded)",
+                        again.kind, a.kind
+                    ),
+                ));
+            }
+        } else if a.is_verified() {
+            return Err(forged(
+                &a.id,
+                "is external but claims to be verified".into(),
+            ));
+        } else if !policy.contract.admissible_kinds.contains(&a.kind) {
+            return Err(forged(&a.id, format!("is of inadmissible kind {}", a.kind)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,450 @@
+//! [`RunHandle`]: an open run, and the rails as its methods — add-evidence,
+//! add-external-evidence, add-claim, freeze-research, validate, show and verify here;
+//! finalize in [`super::finalize`]; close in `crate::reconcile`.
+//!
+//! Invariant: a run is loaded in one place. [`RunHandle::open`] reads case.json, checks it
+//! is a complete run whose directory is its run id, and keeps it; nothing else calls
+//! `Run::load` or `Lifecycle::load`. Each rail then takes the run lock (in
+//! [`super::rail::with_rail`]), refuses a stale run or a tampered frozen file, reads the
+//! lifecycle under the lock, checks its state, and only then writes, atomically. The
+//! handle holds no lock between rails: a long-lived holder (the MCP server) must not
+//! shut out `case verify` or an agent's own shell rails on the same run.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::citable::{evidence_source, outside_every_run, verify_artifacts};
+use super::claim::RawClaim;
+use super::doc::CaseDoc;
+use super::error::CaseError;
+use super::evidence::{EvidenceArtifact, EvidenceRequest, acquire, acquire_external};
+use super::frozen::{RESEARCH_RECORD, VALIDATION_RECORD, evaluate, load_frozen};
+use super::lifecycle::{Lifecycle, State, now};
+use super::rail::{Broken, with_rail};
+use super::research::{ClaimInput, ResearchRecord, admit_claim, stage_one};
+use super::run::Run;
+use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
+use super::validate::{Critique, Review, ValidationRecord};
+use super::verify::{Current, VerifyReport, current_world, drift, frozen_and_verdicts, staleness};
+
+/// An open run: its directory and its parsed, identity-checked case.json.
+#[derive(Debug, Clone)]
+pub struct RunHandle {
+    run: Run,
+}
+
+impl RunHandle {
+    /// Opens the run at `dir`, refusing anything that is not a complete run.
+    pub fn open(dir: &Path) -> Result<RunHandle, CaseError> {
+        Ok(RunHandle {
+            run: Run::load(dir)?,
+        })
+    }
+
+    /// The run, for a holder that keeps only its documents.
+    pub fn into_run(self) -> Run {
+        self.run
+    }
+
+    /// The run directory, as it was named to [`RunHandle::open`].
+    pub fn dir(&self) -> &Path {
+        &self.run.dir
+    }
+
+    /// The run's case document.
+    pub fn doc(&self) -> &CaseDoc {
+        &self.run.doc
+    }
+
+    /// The run: directory, case document and case.json's hash.
+    pub fn run(&self) -> &Run {
+        &self.run
+    }
+
+    /// `output/<name>` of this run.
+    pub fn output(&self, name: &str) -> PathBuf {
+        self.run.output(name)
+    }
+
+    /// The lifecycle as it is on disk now (read without the run lock: a view, not a
+    /// basis for a write).
+    pub fn lifecycle(&self) -> Result<Lifecycle, CaseError> {
+        Lifecycle::load(self.dir())
+    }
+
+    /// The run, refused when stale: a stale run's outputs must never be consumed.
+    pub fn current(&self) -> Result<&Run, CaseError> {
+        let run = &self.run;
+        let current = current_world(
+            Path::new(&run.doc.inputs.air),
+            Path::new(&run.doc.inputs.repository),
+        );
+        let stale = staleness(&run.doc, &current);
+        if !stale.is_empty() {
+            return Err(CaseError::Stale {
+                run: run.dir.display().to_string(),
+                fields: stale,
+            });
+        }
+        Ok(run)
+    }
+
+    /// For a rail, under its lock: the current run and its lifecycle, with every frozen
+    /// file checked against its recorded hash.
+    pub fn checked_lifecycle(&self) -> Result<(&Run, Lifecycle), CaseError> {
+        let run = self.current()?;
+        let lc = Lifecycle::load(self.dir())?;
+        store::check_frozen(self.dir(), &lc)?;
+        Ok((run, lc))
+    }
+
+    /// [`RunHandle::checked_lifecycle`], refused unless the run is in one of `allowed`.
+    fn prepare(
+        &self,
+        rail: &'static str,
+        allowed: &[State],
+    ) -> Result<(&Run, Lifecycle), CaseError> {
+        let (run, lc) = self.checked_lifecycle()?;
+        require_state(&lc, rail, allowed)?;
+        Ok((run, lc))
+    }
+
+    /// `case verify`'s integrity check: under the run lock, completes an interrupted rail
+    /// and reports every disagreement between the run's engine-owned files.
+    pub fn integrity(&self) -> Result<Vec<Broken>, CaseError> {
+        super::rail::check(self.dir())
+    }
+
+    /// Every broken file of the run, integrity and re-derived verdicts together.
+    pub fn tamper(&self) -> Result<Vec<Broken>, CaseError> {
+        let mut out = self.integrity()?;
+        if let Ok(lc) = Lifecycle::load(self.dir()) {
+            out.extend(frozen_and_verdicts(&self.run, &lc));
+        }
+        Ok(out)
+    }
+
+    /// `case verify`: drift of the views, staleness against `air`/`repo` (defaulting to
+    /// the inputs recorded in case.json), and tampering.
+    pub fn verify(
+        &self,
+        air: Option<&Path>,
+        repo: Option<&Path>,
+    ) -> Result<VerifyReport, CaseError> {
+        let run = &self.run;
+        let air = air
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| run.doc.inputs.air.clone().into());
+        let repo = repo
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| run.doc.inputs.repository.clone().into());
+        let current: Current = current_world(&air, &repo);
+        Ok(VerifyReport {
+            format: "anvil-verify",
+            format_version: 1,
+            run: run.dir.display().to_string(),
+            case_key: run.doc.identity.case_key.to_string(),
+            run_id: run.doc.identity.run_id.to_string(),
+            drift: drift(run)?,
+            stale: staleness(&run.doc, &current),
+            tamper: self.tamper()?,
+        })
+    }
+
+    /// `add-evidence`: read a repository coordinate and freeze it as an artifact.
+    pub fn add_evidence(
+        &self,
+        req: &EvidenceRequest,
+        key: Option<&str>,
+    ) -> Result<EvidenceArtifact, CaseError> {
+        let body = json!({"path": req.path, "startLine": req.start_line, "endLine": req.end_line});
+        let mut fresh = None;
+        let saved = with_rail(self.dir(), "add-evidence", key, &body, |_| {
+            let (run, _) = self.prepare("add-evidence", &[State::Open])?;
+            outside_every_run(run, "add-evidence", &req.path)?;
+            let policy = &run.doc.policy;
+            let source = evidence_source(run)?;
+            let artifact = acquire(
+                Path::new(&run.doc.inputs.repository),
+                &source,
+                &policy.inspect_scopes,
+                &policy.contract.admissible_kinds,
+                req,
+                &now(),
+            )?;
+            store_artifact(self.dir(), artifact, &mut fresh)
+        })?;
+        returned_artifact(self.dir(), &saved, fresh)
+    }
+
+    /// `add-external-evidence`: record a caller-supplied excerpt, always unverified.
+    pub fn add_external_evidence(
+        &self,
+        source: &str,
+        uri: &str,
+        excerpt: &str,
+        key: Option<&str>,
+    ) -> Result<EvidenceArtifact, CaseError> {
+        let body = json!({"source": source, "uri": uri, "excerptHash": crate::canon::bytes_hash(excerpt.as_bytes())});
+        let mut fresh = None;
+        let saved = with_rail(self.dir(), "add-external-evidence", key, &body, |_| {
+            let (run, _) = self.prepare("add-external-evidence", &[State::Open])?;
+            let artifact = acquire_external(
+                source,
+                uri,
+                excerpt,
+                &run.doc.policy.contract.admissible_kinds,
+                &now(),
+            )?;
+            store_artifact(self.dir(), artifact, &mut fresh)
+        })?;
+        returned_artifact(self.dir(), &saved, fresh)
+    }
+
+    /// `add-claim` from a JSON body, parsed strictly (an `excerpt` field is refused).
+    pub fn add_claim_json(&self, body: &Value, key: Option<&str>) -> Result<RawClaim, CaseError> {
+        let input: ClaimInput = crate::json_path::deserialize(body.clone()).map_err(|e| {
+            let kind = if e.message.starts_with("unknown field") {
+                super::proposal::DocErrorKind::UnknownField
+            } else {
+                super::proposal::DocErrorKind::Shape
+            };
+            super::proposal::DocError::new("add-claim", &e.path, kind, e.message)
+        })?;
+        self.add_claim(input, key)
+    }
+
+    /// `add-claim`: an atomic claim over existing artifacts, in the skill's vocabulary.
+    pub fn add_claim(&self, input: ClaimInput, key: Option<&str>) -> Result<RawClaim, CaseError> {
+        let body = serde_json::to_value(&input).unwrap_or(Value::Null);
+        with_rail(self.dir(), "add-claim", key, &body, |_| {
+            let (run, _) = self.prepare("add-claim", &[State::Open])?;
+            let evidence = store::evidence(self.dir())?;
+            let claim = admit_claim(input, &run.doc, &evidence)?;
+            let mut doc = store::claims(self.dir())?;
+            if let Some(existing) = doc.claims.iter().find(|c| c.id == claim.id) {
+                return Ok(existing.clone());
+            }
+            doc.claims.push(claim.clone());
+            store::write_doc(self.dir(), CLAIMS_JSON, &doc)?;
+            Ok(claim)
+        })
+    }
+
+    /// `freeze-research`: hash evidence.json and claims.json into lifecycle.json and run
+    /// stage 1. Hand-written documents are checked here exactly like rail-produced ones.
+    pub fn freeze_research(&self, key: Option<&str>) -> Result<ResearchRecord, CaseError> {
+        with_rail(self.dir(), "freeze-research", key, &json!({}), |_| {
+            let (run, mut lc) = self.prepare("freeze-research", &[State::Open])?;
+            store::ensure_output_dir(self.dir())?;
+            let evidence = store::evidence(self.dir())?;
+            let claims = store::claims(self.dir())?;
+            verify_artifacts(run, &evidence)?;
+            // Materialise empty documents so the freeze hashes real files.
+            if store::file_hash(self.dir(), EVIDENCE_JSON)?.is_none() {
+                store::write_doc(self.dir(), EVIDENCE_JSON, &evidence)?;
+            }
+            if store::file_hash(self.dir(), CLAIMS_JSON)?.is_none() {
+                store::write_doc(self.dir(), CLAIMS_JSON, &claims)?;
+            }
+            let record = stage_one(&run.doc, &evidence, &claims, &now());
+            store::freeze(self.dir(), &mut lc, EVIDENCE_JSON)?;
+            store::freeze(self.dir(), &mut lc, CLAIMS_JSON)?;
+            lc.records.insert(
+                RESEARCH_RECORD.into(),
+                serde_json::to_value(&record).unwrap_or(Value::Null),
+            );
+            lc.advance(State::ResearchFrozen, "freeze-research", &now())
+                .map_err(|reason| CaseError::Transition { reason })?;
+            lc.save(self.dir())?;
+            Ok(record)
+        })
+    }
+
+    /// `validate`: freeze the proposal, run the checks, record the authoritative verdict in
+    /// lifecycle.json and a review copy in critique.json. `dry_run` writes nothing.
+    pub fn validate(
+        &self,
+        key: Option<&str>,
+        dry_run: bool,
+    ) -> Result<ValidationRecord, CaseError> {
+        if dry_run {
+            let (run, lc) = self.prepare("validate", &[State::ResearchFrozen])?;
+            return evaluate(&load_frozen(run.clone(), &lc)?);
+        }
+        with_rail(self.dir(), "validate", key, &json!({}), |_| {
+            let (run, mut lc) = self.prepare("validate", &[State::ResearchFrozen])?;
+            let frozen = load_frozen(run.clone(), &lc)?;
+            let record = evaluate(&frozen)?;
+            store::freeze(self.dir(), &mut lc, PROPOSAL_JSON)?;
+            lc.records.insert(
+                VALIDATION_RECORD.into(),
+                serde_json::to_value(&record).unwrap_or(Value::Null),
+            );
+            lc.advance(State::ProposalFrozen, "validate", &now())
+                .map_err(|reason| CaseError::Transition { reason })?;
+            store::write_doc(
+                self.dir(),
+                CRITIQUE_JSON,
+                &Critique::of(&record, Review::SelfReview),
+            )?;
+            lc.save(self.dir())?;
+            Ok(record)
+        })
+    }
+
+    /// `show`: state, stage hashes, status, staleness and the next legal rails.
+    pub fn show(&self) -> Result<ShowReport, CaseError> {
+        let run = &self.run;
+        let lc = Lifecycle::load(self.dir())?;
+        let current = current_world(
+            Path::new(&run.doc.inputs.air),
+            Path::new(&run.doc.inputs.repository),
+        );
+        let result: Option<Value> = store::read_doc(self.dir(), RESULT_JSON).ok().flatten();
+        let next = match lc.state {
+            State::Open => vec![
+                "add-evidence",
+                "add-external-evidence",
+                "add-claim",
+                "freeze-research",
+                "finalize (decline)",
+            ],
+            State::ResearchFrozen => vec![
+                "validate (after writing output/proposal.json)",
+                "finalize (decline or supported)",
+            ],
+            State::ProposalFrozen => vec!["finalize"],
+            State::Finalized => vec!["close"],
+            State::Closed => vec![],
+        };
+        Ok(ShowReport {
+            format: "anvil-show",
+            format_version: 1,
+            run: self.dir().display().to_string(),
+            case_key: run.doc.identity.case_key.to_string(),
+            run_id: run.doc.identity.run_id.to_string(),
+            target: run.doc.target.key.to_string(),
+            skill: format!(
+                "{}@{}",
+                run.doc.identity.skill, run.doc.identity.skill_version
+            ),
+            tampered: self
+                .tamper()?
+                .first()
+                .map(|b| format!("`{}` ({}) {}", b.file, b.field, b.reason)),
+            stale: staleness(&run.doc, &current),
+            status: result.as_ref().and_then(|r| r.get("status").cloned()),
+            verdict: lc
+                .records
+                .get(VALIDATION_RECORD)
+                .and_then(|v| v.get("verdict").cloned()),
+            state: lc.state,
+            frozen: lc.frozen,
+            next,
+        })
+    }
+}
+
+fn require_state(lc: &Lifecycle, rail: &'static str, allowed: &[State]) -> Result<(), CaseError> {
+    if allowed.contains(&lc.state) {
+        return Ok(());
+    }
+    Err(CaseError::Transition {
+        reason: format!(
+            "`{rail}` needs the run in state {}, but it is {}",
+            allowed
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+            lc.state
+        ),
+    })
+}
+
+/// What the journal keeps of an added artifact: its id and content hash, never its
+/// excerpt. The excerpt lives in evidence.json; a replayed call reads it back from there,
+/// so neither a call nor its replay copies a large excerpt into the journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ArtifactRef {
+    pub id: String,
+    pub content_hash: String,
+}
+
+/// The artifact `saved` names, as evidence.json holds it.
+fn stored_artifact(run_dir: &Path, saved: &ArtifactRef) -> Result<EvidenceArtifact, CaseError> {
+    store::evidence(run_dir)?
+        .get(&saved.id)
+        .filter(|a| a.content_hash == saved.content_hash)
+        .cloned()
+        .ok_or_else(|| CaseError::Corrupt {
+            file: run_dir.join(EVIDENCE_JSON),
+            field: "artifacts".into(),
+            reason: format!(
+                "artifact `{}` ({}) that the journal records is not there",
+                saved.id, saved.content_hash
+            ),
+        })
+}
+
+/// Stores `artifact` unless the same coordinate with the same bytes is already there (the
+/// first is kept), and leaves the artifact as stored in `stored` for the caller to return.
+fn store_artifact(
+    run_dir: &Path,
+    artifact: EvidenceArtifact,
+    stored: &mut Option<EvidenceArtifact>,
+) -> Result<ArtifactRef, CaseError> {
+    let mut doc = store::evidence(run_dir)?;
+    let saved = ArtifactRef {
+        id: artifact.id.clone(),
+        content_hash: artifact.content_hash.clone(),
+    };
+    match doc.get(&artifact.id) {
+        Some(first) => *stored = Some(first.clone()),
+        None => {
+            *stored = Some(artifact.clone());
+            doc.insert(artifact);
+            store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
+        }
+    }
+    Ok(saved)
+}
+
+/// The artifact a call returns: the one this call stored or found (`fresh`), or, for a
+/// replayed call whose body did not run, the one evidence.json holds under the journal's
+/// reference. Returning `fresh` spares re-reading evidence.json, which holds every
+/// excerpt (16 MiB of one cited document cost a second parse of it).
+fn returned_artifact(
+    run_dir: &Path,
+    saved: &ArtifactRef,
+    fresh: Option<EvidenceArtifact>,
+) -> Result<EvidenceArtifact, CaseError> {
+    match fresh {
+        Some(a) if a.id == saved.id && a.content_hash == saved.content_hash => Ok(a),
+        _ => stored_artifact(run_dir, saved),
+    }
+}
+
+/// What `case show` reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShowReport {
+    pub format: &'static str,
+    pub format_version: u32,
+    pub run: String,
+    pub case_key: String,
+    pub run_id: String,
+    pub target: String,
+    pub skill: String,
+    pub state: State,
+    pub frozen: std::collections::BTreeMap<String, String>,
+    pub tampered: Option<String>,
+    pub stale: Vec<super::verify::StaleField>,
+    pub status: Option<Value>,
+    pub verdict: Option<Value>,
+    pub next: Vec<&'static str>,
+}
