@@ -403,7 +403,7 @@ fn claude_runs_a_case_through_mcp_tools_under_bubblewrap() {
 
 // --- `replay-model --policy heuristic` through the MCP tools -----------------------------
 //
-// The simulated-client tests of the same plan are unit tests: src/replay/sim_mcp.rs.
+// The simulated-client tests of the same plan are unit tests: src/replay/simulated_claude.rs.
 
 /// The real `claude` with the default tools (MCP) against `replay-model --policy heuristic`.
 fn investigate_heuristic_through_mcp(backend: &[&str]) {

@@ -14,9 +14,9 @@ use super::brief::Brief;
 use super::direct::Direct;
 use super::plan::{self, Hands};
 use super::rules;
+use crate::case::CaseError;
 use crate::case::finalize::Status;
 use crate::case::views::CASE_MD;
-use crate::case::CaseError;
 use crate::driver::scripted::Agent;
 use crate::skill::ValueConstraint;
 

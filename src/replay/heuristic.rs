@@ -2,7 +2,7 @@
 //! the client's tools.
 //!
 //! From the case brief in the prompt it makes each move of the plan as tool calls: it
-//! plays whichever tools the request offers (see [`super::kit`]) — the `anvil` MCP
+//! plays whichever tools the request offers (see [`super::client_tools`]) — the `anvil` MCP
 //! server's tools (`mcp__anvil__*`) when they are there, else grep and `anvil-bench case …`
 //! through the shell (Claude Code's `Bash`, Codex's `exec_command`) — and writes
 //! output/proposal.json with `Write`, or through the shell where there is no `Write`.
@@ -14,15 +14,16 @@
 
 use serde_json::{Value, json};
 
+use super::client_tools::ClientTools;
 use super::conversation::{Block, Conversation, ToolCall, ToolResult, Turn};
-use super::kit::Kit;
+use super::moves::Action;
 use crate::case::finalize::Status;
 use crate::investigator::brief::Brief;
 use crate::investigator::plan::{self, Found, Frozen, Hands, Lines, Move, Window};
 
 /// The next turn of the heuristic investigation for `conv`.
 pub fn answer(conv: &Conversation) -> Turn {
-    let Some(kit) = Kit::of(conv) else {
+    let Some(tools) = ClientTools::of(conv) else {
         return Turn::text(
             "The replay model plays a shell (Bash or exec_command) or the anvil MCP tools, and this request offers none of them. (Codex offers only its code-mode `exec` tool to the models it knows: run it with a model outside its catalogue, such as `-m replay`.)",
         );
@@ -36,7 +37,7 @@ pub fn answer(conv: &Conversation) -> Turn {
         calls: &conv.tool_calls,
         next: 0,
         conv,
-        kit,
+        tools,
     };
     match plan::investigate(&brief, &mut replay) {
         Ok(outcome) => Turn::text(outcome.message),
@@ -50,14 +51,7 @@ struct Replay<'a> {
     calls: &'a [ToolCall],
     next: usize,
     conv: &'a Conversation,
-    kit: Kit,
-}
-
-/// One tool call the plan asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Action {
-    pub name: String,
-    pub input: Value,
+    tools: ClientTools,
 }
 
 impl Replay<'_> {
@@ -94,26 +88,29 @@ impl Hands for Replay<'_> {
 
     fn search(&mut self, brief: &Brief, needles: &[String]) -> Result<Found, Turn> {
         let say = format!("Searching the repository for {}.", needles.join(" / "));
-        let results = self.step(&say, self.kit.search(brief, needles))?;
-        Ok(self.kit.found(brief, &results))
+        let results = self.step(&say, self.tools.search(brief, needles))?;
+        Ok(self.tools.found(brief, &results))
     }
 
     fn read(&mut self, brief: &Brief, windows: &[Window]) -> Result<Vec<Option<Lines>>, Turn> {
-        let kit = self.kit;
-        let reads = windows.iter().map(|w| kit.read(brief, w)).collect();
+        let tools = self.tools;
+        let reads = windows.iter().map(|w| tools.read(brief, w)).collect();
         let say = format!("Reading the {} best regions.", windows.len());
         let texts = self.step(&say, reads)?;
         Ok(windows
             .iter()
             .zip(&texts)
-            .map(|(w, r)| (!kit.failed(r)).then(|| kit.lines(r, w)))
+            .map(|(w, r)| (!tools.failed(r)).then(|| tools.lines(r, w)))
             .collect())
     }
 
     fn add_evidence(&mut self, path: &str, start: u32, end: u32, n: usize) -> Move<String, Turn> {
         let say = format!("Citing {path} lines {start}-{end}.");
-        let r = self.one(&say, self.kit.add_evidence(path, start, end, n))?;
-        Ok(self.kit.id(&r, "ev-").ok_or_else(|| self.kit.summary(&r)))
+        let r = self.one(&say, self.tools.add_evidence(path, start, end, n))?;
+        Ok(self
+            .tools
+            .id(&r, "ev-")
+            .ok_or_else(|| self.tools.summary(&r)))
     }
 
     fn add_claim(
@@ -124,17 +121,20 @@ impl Hands for Replay<'_> {
         n: usize,
     ) -> Move<String, Turn> {
         let say = format!("Claiming {predicate} = {value}.");
-        let r = self.one(&say, self.kit.add_claim(predicate, value, artifacts, n))?;
-        Ok(self.kit.id(&r, "cl-").ok_or_else(|| self.kit.summary(&r)))
+        let r = self.one(&say, self.tools.add_claim(predicate, value, artifacts, n))?;
+        Ok(self
+            .tools
+            .id(&r, "cl-")
+            .ok_or_else(|| self.tools.summary(&r)))
     }
 
     fn freeze(&mut self) -> Move<Frozen, Turn> {
-        let r = self.one("Freezing the research.", self.kit.freeze())?;
-        Ok(self.kit.frozen(&r))
+        let r = self.one("Freezing the research.", self.tools.freeze())?;
+        Ok(self.tools.frozen(&r))
     }
 
     fn write_proposal(&mut self, text: &str) -> Move<(), Turn> {
-        let kit = self.kit;
+        let tools = self.tools;
         let write_to = |cwd: String| Action {
             name: "Write".into(),
             input: json!({"file_path": format!("{cwd}/output/proposal.json"), "content": text}),
@@ -143,27 +143,27 @@ impl Hands for Replay<'_> {
             (true, Some(cwd)) => Some(write_to(cwd)),
             (true, None) => {
                 // The client did not say where it runs: ask once, then write.
-                let r = self.one("Finding the run directory.", kit.locate())?;
-                kit.located(&r).map(write_to)
+                let r = self.one("Finding the run directory.", tools.locate())?;
+                tools.located(&r).map(write_to)
             }
             (false, _) => None,
         };
-        let Some(write) = write.or_else(|| kit.write_without_write_tool(text)) else {
+        let Some(write) = write.or_else(|| tools.write_without_write_tool(text)) else {
             return Ok(Err(
                 "no tool here can write output/proposal.json in the run directory".into(),
             ));
         };
         let r = self.one("Writing output/proposal.json.", write)?;
         Ok(if r.is_error {
-            Err(kit.summary(&r))
+            Err(tools.summary(&r))
         } else {
             Ok(())
         })
     }
 
     fn validate(&mut self) -> Move<(), Turn> {
-        let r = self.one("Validating the proposal.", self.kit.validate())?;
-        Ok(self.kit.validated(&r))
+        let r = self.one("Validating the proposal.", self.tools.validate())?;
+        Ok(self.tools.validated(&r))
     }
 
     fn finalize(&mut self, named: Option<(Status, &str)>) -> Move<String, Turn> {
@@ -172,12 +172,12 @@ impl Hands for Replay<'_> {
             Some((Status::Supported, reason)) => format!("Finalizing as supported: {reason}"),
             Some((_, reason)) => format!("Declining: {reason}"),
         };
-        let action = self.kit.finalize(named.map(|(s, r)| (s.as_str(), r)));
+        let action = self.tools.finalize(named.map(|(s, r)| (s.as_str(), r)));
         let r = self.one(&say, action)?;
-        Ok(if self.kit.failed(&r) {
-            Err(self.kit.summary(&r))
+        Ok(if self.tools.failed(&r) {
+            Err(self.tools.summary(&r))
         } else {
-            Ok(self.kit.summary(&r))
+            Ok(self.tools.summary(&r))
         })
     }
 }

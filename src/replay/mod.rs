@@ -10,10 +10,11 @@
 //! * [`script`] — `--script FILE`: scripted turns with tool-result placeholders.
 //! * [`heuristic`] — `--policy heuristic`: the adapter that plays the investigation of
 //!   [`crate::investigator::plan`] (search, read, cite, claim, propose or prove or record a
-//!   conflict, validate, finalize — or decline honestly) through [`kit`]: the client's shell
-//!   (Claude Code's `Bash`, Codex's `exec_command`), or the `anvil` MCP server's tools
-//!   ([`kit_mcp`]) when the request offers them. `sim_mcp` (tests only) plays it against a
-//!   simulated Claude Code with the real MCP server.
+//!   conflict, validate, finalize — or decline honestly) through [`client_tools`]: the
+//!   client's shell (Claude Code's `Bash`, Codex's `exec_command`), or the `anvil` MCP
+//!   server's tools ([`mcp_tools`]) when the request offers them; [`moves`] holds what both
+//!   share. `simulated_claude` (tests only) plays it against a simulated Claude Code with the
+//!   real MCP server.
 //!
 //! Endpoints: `POST /v1/messages` (streaming SSE or JSON), `POST /v1/messages/count_tokens`,
 //! `POST /v1/responses` (streaming SSE or JSON), `GET /v1/models` (the one model, `replay`),
@@ -26,14 +27,15 @@
 //! conversations — on either wire — can share one server.
 
 pub mod api;
+pub mod client_tools;
 pub mod conversation;
 pub mod heuristic;
-pub mod kit;
-pub mod kit_mcp;
+pub mod mcp_tools;
+pub mod moves;
 pub mod responses;
 pub mod script;
 #[cfg(test)]
-mod sim_mcp;
+mod simulated_claude;
 
 use std::convert::Infallible;
 use std::fs::File;

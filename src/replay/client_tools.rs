@@ -1,21 +1,21 @@
-//! The tool kit the heuristic investigation plays through: the client's shell — Claude
+//! The client's tools the heuristic investigation plays through: the client's shell — Claude
 //! Code's `Bash` (with `Read`/`Write` where offered) or Codex's `exec_command` — running
 //! grep and `anvil-bench case …`, or the `anvil` MCP server's tools (`mcp__anvil__*`, see
-//! [`super::kit_mcp`]) when the request offers them, with the shell, where there is one,
+//! [`super::mcp_tools`]) when the request offers them, with the shell, where there is one,
 //! writing output/proposal.json.
 //!
 //! Each move is a pair: the action that asks for it, and the reading of its result. The
 //! plan (`crate::investigator::plan`, through [`super::heuristic`]) never looks at a tool's
 //! name or output format itself.
 //!
-//! Invariant: the kit is a pure function of the request's tool list, so every request of a
-//! conversation replays the plan through the same kit.
+//! Invariant: the choice of tools is a pure function of the request's tool list, so every request of a
+//! conversation replays the plan through the same tools.
 
 use serde_json::{Value, json};
 
 use super::conversation::{Conversation, ToolResult};
-use super::heuristic::Action;
-use super::kit_mcp;
+use super::mcp_tools;
+use super::moves::{Action, first_line, id_in};
 use crate::investigator::brief::Brief;
 use crate::investigator::plan::{Found, Frozen, Hit, Window};
 
@@ -65,22 +65,22 @@ impl Shell {
 
 /// How the rails and the repository are reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kit {
+pub enum ClientTools {
     /// Shell commands; `read` says whether the client's `Read` tool is offered.
     Bash { shell: Shell, read: bool },
     /// The `anvil` MCP server's tools, and the shell when there is one.
     Mcp { shell: Option<Shell> },
 }
 
-impl Kit {
+impl ClientTools {
     /// MCP when the request offers every `mcp__anvil__*` tool the plan uses, else the
     /// shell; `None` when it offers neither.
-    pub fn of(conv: &Conversation) -> Option<Kit> {
+    pub fn of(conv: &Conversation) -> Option<ClientTools> {
         let shell = Shell::of(conv);
-        if kit_mcp::TOOLS_USED.iter().all(|t| conv.offers(t)) {
-            return Some(Kit::Mcp { shell });
+        if mcp_tools::TOOLS_USED.iter().all(|t| conv.offers(t)) {
+            return Some(ClientTools::Mcp { shell });
         }
-        shell.map(|shell| Kit::Bash {
+        shell.map(|shell| ClientTools::Bash {
             shell,
             read: conv.offers("Read"),
         })
@@ -89,7 +89,7 @@ impl Kit {
     /// One search for any of `needles`.
     pub fn search(self, brief: &Brief, needles: &[String]) -> Vec<Action> {
         match self {
-            Kit::Bash { shell, .. } => {
+            ClientTools::Bash { shell, .. } => {
                 let patterns: String = needles
                     .iter()
                     .map(|n| format!(" -e {}", sh_quote(n)))
@@ -100,20 +100,20 @@ impl Kit {
                 );
                 vec![shell.run(command, "Search the repository for the target's name")]
             }
-            Kit::Mcp { .. } => needles.iter().map(|n| kit_mcp::find_text(n)).collect(),
+            ClientTools::Mcp { .. } => needles.iter().map(|n| mcp_tools::find_text(n)).collect(),
         }
     }
 
     pub fn found(self, brief: &Brief, results: &[ToolResult]) -> Found {
         match self {
-            Kit::Bash { .. } => Found {
+            ClientTools::Bash { .. } => Found {
                 hits: results
                     .iter()
                     .flat_map(|r| parse_grep(&r.text, &brief.repository))
                     .collect(),
                 ..Found::default()
             },
-            Kit::Mcp { .. } => kit_mcp::found(results),
+            ClientTools::Mcp { .. } => mcp_tools::found(results),
         }
     }
 
@@ -121,18 +121,18 @@ impl Kit {
     pub fn read(self, brief: &Brief, w: &Window) -> Action {
         let file = format!("{}/{}", brief.repository.trim_end_matches('/'), w.path);
         match self {
-            Kit::Bash { read: true, .. } => Action {
+            ClientTools::Bash { read: true, .. } => Action {
                 name: "Read".into(),
                 input: json!({"file_path": file, "offset": w.start, "limit": w.end - w.start + 1}),
             },
             // Claude Code allows `grep` alone; Codex's shell takes the window only.
-            Kit::Bash {
+            ClientTools::Bash {
                 shell: Shell::Bash, ..
             } => Shell::Bash.run(
                 format!("grep -n '' {}", sh_quote(&file)),
                 "Read the file with line numbers",
             ),
-            Kit::Bash { shell, .. } => shell.run(
+            ClientTools::Bash { shell, .. } => shell.run(
                 format!(
                     "grep -n '' {} | sed -n '{},{}p'",
                     sh_quote(&file),
@@ -141,29 +141,29 @@ impl Kit {
                 ),
                 "Read the window with line numbers",
             ),
-            Kit::Mcp { .. } => kit_mcp::read_context(w),
+            ClientTools::Mcp { .. } => mcp_tools::read_context(w),
         }
     }
 
     /// The numbered lines of `w` in a read's result.
     pub fn lines(self, r: &ToolResult, w: &Window) -> Vec<(u32, String)> {
         match self {
-            Kit::Bash { .. } => numbered_lines(&r.text, w),
-            Kit::Mcp { .. } => kit_mcp::context_lines(r, w),
+            ClientTools::Bash { .. } => numbered_lines(&r.text, w),
+            ClientTools::Mcp { .. } => mcp_tools::context_lines(r, w),
         }
     }
 
     /// Cites lines `start..=end` of `path`; `n` numbers the citation within the run.
     pub fn add_evidence(self, path: &str, start: u32, end: u32, n: usize) -> Action {
         match self {
-            Kit::Bash { shell, .. } => shell.run(
+            ClientTools::Bash { shell, .. } => shell.run(
                 rail(&format!(
                     "add-evidence . --path {} --start-line {start} --end-line {end}",
                     sh_quote(path)
                 )),
                 "Record a source region as evidence",
             ),
-            Kit::Mcp { .. } => kit_mcp::add_evidence(path, start, end, n),
+            ClientTools::Mcp { .. } => mcp_tools::add_evidence(path, start, end, n),
         }
     }
 
@@ -176,7 +176,7 @@ impl Kit {
         n: usize,
     ) -> Action {
         match self {
-            Kit::Bash { shell, .. } => {
+            ClientTools::Bash { shell, .. } => {
                 let artifact_args: String = artifacts
                     .iter()
                     .map(|a| format!(" --artifact {a}"))
@@ -190,49 +190,51 @@ impl Kit {
                     "Record the claim",
                 )
             }
-            Kit::Mcp { .. } => kit_mcp::add_claim(predicate, value, artifacts, n),
+            ClientTools::Mcp { .. } => mcp_tools::add_claim(predicate, value, artifacts, n),
         }
     }
 
     /// The id (`ev-…`, `cl-…`) a successful rail call created.
     pub fn id(self, r: &ToolResult, prefix: &str) -> Option<String> {
         match self {
-            Kit::Bash { .. } => id_in(r, prefix),
-            Kit::Mcp { .. } => kit_mcp::id(r, prefix),
+            ClientTools::Bash { .. } => id_in(r, prefix),
+            ClientTools::Mcp { .. } => mcp_tools::id(r, prefix),
         }
     }
 
     pub fn freeze(self) -> Action {
         match self {
-            Kit::Bash { shell, .. } => {
+            ClientTools::Bash { shell, .. } => {
                 shell.run(rail("freeze-research ."), "Freeze evidence and claims")
             }
-            Kit::Mcp { .. } => kit_mcp::rail("freeze_research", json!({})),
+            ClientTools::Mcp { .. } => mcp_tools::rail("freeze_research", json!({})),
         }
     }
 
     /// What stage 1 recorded, or why freezing failed.
     pub fn frozen(self, r: &ToolResult) -> Result<Frozen, String> {
         match self {
-            Kit::Bash { .. } if r.is_error => Err(first_line(&r.text)),
-            Kit::Bash { .. } => Ok(frozen_text(&r.text)),
-            Kit::Mcp { .. } => kit_mcp::frozen(r),
+            ClientTools::Bash { .. } if r.is_error => Err(first_line(&r.text)),
+            ClientTools::Bash { .. } => Ok(frozen_text(&r.text)),
+            ClientTools::Mcp { .. } => mcp_tools::frozen(r),
         }
     }
 
     /// Asks where the run is, when the client's environment block does not say.
     pub fn locate(self) -> Action {
         match self {
-            Kit::Bash { shell, .. } => shell.run("pwd".into(), "Print the working directory"),
-            Kit::Mcp { .. } => kit_mcp::rail("show", json!({})),
+            ClientTools::Bash { shell, .. } => {
+                shell.run("pwd".into(), "Print the working directory")
+            }
+            ClientTools::Mcp { .. } => mcp_tools::rail("show", json!({})),
         }
     }
 
-    /// The run directory a [`Kit::locate`] result names.
+    /// The run directory a [`ClientTools::locate`] result names.
     pub fn located(self, r: &ToolResult) -> Option<String> {
         let dir = match self {
-            Kit::Bash { .. } => r.text.trim().to_string(),
-            Kit::Mcp { .. } => kit_mcp::json_of(r)?.get("run")?.as_str()?.to_string(),
+            ClientTools::Bash { .. } => r.text.trim().to_string(),
+            ClientTools::Mcp { .. } => mcp_tools::json_of(r)?.get("run")?.as_str()?.to_string(),
         };
         (!r.is_error && dir.starts_with('/')).then_some(dir)
     }
@@ -240,54 +242,58 @@ impl Kit {
     /// Writes output/proposal.json without a `Write` tool: through the shell, if any.
     pub fn write_without_write_tool(self, text: &str) -> Option<Action> {
         match self {
-            Kit::Bash { shell, .. } | Kit::Mcp { shell: Some(shell) } => {
+            ClientTools::Bash { shell, .. } | ClientTools::Mcp { shell: Some(shell) } => {
                 Some(shell.write_proposal(text))
             }
-            Kit::Mcp { shell: None } => None,
+            ClientTools::Mcp { shell: None } => None,
         }
     }
 
     pub fn validate(self) -> Action {
         match self {
-            Kit::Bash { shell, .. } => shell.run(rail("validate ."), "Validate the proposal"),
-            Kit::Mcp { .. } => kit_mcp::rail("validate", json!({})),
+            ClientTools::Bash { shell, .. } => {
+                shell.run(rail("validate ."), "Validate the proposal")
+            }
+            ClientTools::Mcp { .. } => mcp_tools::rail("validate", json!({})),
         }
     }
 
     /// `Err(why)` unless the validation passed.
     pub fn validated(self, r: &ToolResult) -> Result<(), String> {
         match self {
-            Kit::Bash { .. } if r.is_error => Err(first_line(&r.text)),
-            Kit::Bash { .. } => Ok(()),
-            Kit::Mcp { .. } => kit_mcp::validated(r),
+            ClientTools::Bash { .. } if r.is_error => Err(first_line(&r.text)),
+            ClientTools::Bash { .. } => Ok(()),
+            ClientTools::Mcp { .. } => mcp_tools::validated(r),
         }
     }
 
     /// Finalizes: as validated, or declined with `(status, reason)`.
     pub fn finalize(self, decline: Option<(&str, &str)>) -> Action {
         match (self, decline) {
-            (Kit::Bash { shell, .. }, None) => shell.run(rail("finalize ."), "Finalize the case"),
-            (Kit::Bash { shell, .. }, Some((status, reason))) => shell.run(
+            (ClientTools::Bash { shell, .. }, None) => {
+                shell.run(rail("finalize ."), "Finalize the case")
+            }
+            (ClientTools::Bash { shell, .. }, Some((status, reason))) => shell.run(
                 rail(&format!(
                     "finalize . --status {status} --reason {}",
                     sh_quote(reason)
                 )),
                 "Finalize the case as declined",
             ),
-            (Kit::Mcp { .. }, None) => kit_mcp::rail("finalize", json!({})),
-            (Kit::Mcp { .. }, Some((status, reason))) => {
-                kit_mcp::rail("finalize", json!({"status": status, "reason": reason}))
+            (ClientTools::Mcp { .. }, None) => mcp_tools::rail("finalize", json!({})),
+            (ClientTools::Mcp { .. }, Some((status, reason))) => {
+                mcp_tools::rail("finalize", json!({"status": status, "reason": reason}))
             }
         }
     }
 
-    /// Whether one of the kit's own calls (a search, a read, a rail) failed: an error, or —
+    /// Whether one of the plan's own calls (a search, a read, a rail) failed: an error, or —
     /// through MCP, whose refusals Codex does not flag — a result that is not the server's
     /// JSON.
     pub fn failed(self, r: &ToolResult) -> bool {
         match self {
-            Kit::Bash { .. } => r.is_error,
-            Kit::Mcp { .. } => kit_mcp::json_of(r).is_none(),
+            ClientTools::Bash { .. } => r.is_error,
+            ClientTools::Mcp { .. } => mcp_tools::json_of(r).is_none(),
         }
     }
 
@@ -295,8 +301,8 @@ impl Kit {
     /// failed.
     pub fn summary(self, r: &ToolResult) -> String {
         match self {
-            Kit::Bash { .. } => first_line(&r.text),
-            Kit::Mcp { .. } => kit_mcp::summary(r),
+            ClientTools::Bash { .. } => first_line(&r.text),
+            ClientTools::Mcp { .. } => mcp_tools::summary(r),
         }
     }
 }
@@ -314,16 +320,6 @@ pub fn sh_quote(s: &str) -> String {
         return s.to_string();
     }
     format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// The first meaningful line of a tool's text, at most 300 characters.
-pub fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("Exit code"))
-        .unwrap_or("no output");
-    line.chars().take(300).collect()
 }
 
 /// `case freeze-research`'s text: a `research frozen: … N conflict(s)` line, and one
@@ -386,17 +382,6 @@ fn numbered_lines(text: &str, window: &Window) -> Vec<(u32, String)> {
         lines.pop();
     }
     lines
-}
-
-/// The first token starting with `prefix` in a successful result.
-pub fn id_in(r: &ToolResult, prefix: &str) -> Option<String> {
-    if r.is_error {
-        return None;
-    }
-    r.text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-        .find(|t| t.starts_with(prefix) && t.len() > prefix.len())
-        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -484,18 +469,18 @@ mod tests {
     /// result, and the plan went on as if the case were finalized instead of declining.
     #[test]
     fn an_unflagged_mcp_refusal_is_a_failure() {
-        let kit = Kit::Mcp { shell: None };
+        let tools = ClientTools::Mcp { shell: None };
         let refusal = ToolResult {
             text: "unproven_support: finalize refused: support strength 0.6 < 0.8".into(),
             is_error: false,
         };
-        assert!(kit.failed(&refusal));
+        assert!(tools.failed(&refusal));
         let done = ToolResult {
             text: "{\n  \"status\": \"supported\"\n}".into(),
             is_error: false,
         };
-        assert!(!kit.failed(&done));
-        let bash = Kit::Bash {
+        assert!(!tools.failed(&done));
+        let bash = ClientTools::Bash {
             shell: Shell::ExecCommand,
             read: false,
         };
@@ -503,43 +488,52 @@ mod tests {
     }
 
     #[test]
-    fn the_kit_follows_the_offered_tools() {
+    fn the_tools_follow_what_the_request_offers() {
         let offer = |tools: &[&str]| Conversation {
             tools: tools.iter().map(|t| t.to_string()).collect(),
             ..Conversation::default()
         };
         let bash = |read| {
-            Some(Kit::Bash {
+            Some(ClientTools::Bash {
                 shell: Shell::Bash,
                 read,
             })
         };
-        assert_eq!(Kit::of(&offer(&["Bash", "Read", "Write"])), bash(true));
-        assert_eq!(Kit::of(&offer(&["Bash"])), bash(false));
-        let mut mcp: Vec<&str> = kit_mcp::TOOLS_USED.to_vec();
+        assert_eq!(
+            ClientTools::of(&offer(&["Bash", "Read", "Write"])),
+            bash(true)
+        );
+        assert_eq!(ClientTools::of(&offer(&["Bash"])), bash(false));
+        let mut mcp: Vec<&str> = mcp_tools::TOOLS_USED.to_vec();
         mcp.push("Write");
-        assert_eq!(Kit::of(&offer(&mcp)), Some(Kit::Mcp { shell: None }));
+        assert_eq!(
+            ClientTools::of(&offer(&mcp)),
+            Some(ClientTools::Mcp { shell: None })
+        );
         // A partial MCP offer is not enough to run the case through it.
         assert_eq!(
-            Kit::of(&offer(&["Bash", "mcp__anvil__add_claim"])),
+            ClientTools::of(&offer(&["Bash", "mcp__anvil__add_claim"])),
             bash(false)
         );
         // Codex: its shell, alone or beside the MCP tools (which then write through it).
         assert_eq!(
-            Kit::of(&offer(&["exec_command", "write_stdin"])),
-            Some(Kit::Bash {
+            ClientTools::of(&offer(&["exec_command", "write_stdin"])),
+            Some(ClientTools::Bash {
                 shell: Shell::ExecCommand,
                 read: false
             })
         );
         mcp.push("exec_command");
         assert_eq!(
-            Kit::of(&offer(&mcp)),
-            Some(Kit::Mcp {
+            ClientTools::of(&offer(&mcp)),
+            Some(ClientTools::Mcp {
                 shell: Some(Shell::ExecCommand)
             })
         );
-        // Nothing to play through: no kit.
-        assert_eq!(Kit::of(&offer(&["functions__exec", "view_image"])), None);
+        // Nothing to play through: no tools.
+        assert_eq!(
+            ClientTools::of(&offer(&["functions__exec", "view_image"])),
+            None
+        );
     }
 }

@@ -15,14 +15,13 @@
 use serde_json::{Value, json};
 
 use super::conversation::ToolResult;
-use super::heuristic::Action;
-use super::kit::{first_line, id_in};
+use super::moves::{Action, first_line, id_in};
 use crate::investigator::plan::{Found, Frozen, Hit, Window};
 
 /// The MCP server's name as the driver configures it.
 const PREFIX: &str = "mcp__anvil__";
 
-/// The tools the plan needs; the kit is MCP only when all of them are offered.
+/// The tools the plan needs; the plan goes through MCP only when all of them are offered.
 pub const TOOLS_USED: &[&str] = &[
     "mcp__anvil__source_find_text",
     "mcp__anvil__source_read_context",
