@@ -377,12 +377,34 @@ fn fill_run(view: &mut RunView, dir: &Path, regions: &[EvidenceRegion]) {
     let close: Option<CloseDoc> = typed(close_v, "close.json", &mut unreadable);
     let exec: Option<ExecutionView> = typed(exec_v, "execution.json", &mut unreadable);
 
+    fill_research(view, result.as_ref(), lifecycle.as_ref(), regions);
+    if let Some(c) = close {
+        view.close = Some(CloseView {
+            tier: c
+                .tier
+                .map_or("none (nothing to apply)".into(), |t| t.as_str().to_string()),
+            reasons: c.reasons,
+            escalate: c.escalate,
+        });
+    }
+    let omitted =
+        exec.map_or(0, |x| fill_transcript(view, &x)) + fill_journal(view, dir, &mut unreadable);
+    view.omitted = omitted;
+    view.unreadable = unreadable;
+}
+
+/// The evidence, claims (with stage 1's verdicts) and conflicts a run's result records.
+fn fill_research(
+    view: &mut RunView,
+    result: Option<&ResultDoc>,
+    lifecycle: Option<&Lifecycle>,
+    regions: &[EvidenceRegion],
+) {
     // Stage 1's verdicts live in lifecycle.json; result.json repeats them at finalize.
     let research: Option<ResearchRecord> = lifecycle
-        .as_ref()
         .and_then(|l| l.records.get("research").cloned())
         .and_then(|v| crate::json_path::deserialize(v).ok());
-    if let Some(r) = &result {
+    if let Some(r) = result {
         let verdicts = research
             .as_ref()
             .map_or(r.claim_verdicts.as_slice(), |x| x.claims.as_slice());
@@ -411,44 +433,41 @@ fn fill_run(view: &mut RunView, dir: &Path, regions: &[EvidenceRegion]) {
             })
             .collect();
     }
-    if let Some(c) = close {
-        view.close = Some(CloseView {
-            tier: c
-                .tier
-                .map_or("none (nothing to apply)".into(), |t| t.as_str().to_string()),
-            reasons: c.reasons,
-            escalate: c.escalate,
-        });
+}
+
+/// The agent's transcript, at most [`EVENTS_MAX`] events; returns how many were left out.
+fn fill_transcript(view: &mut RunView, x: &ExecutionView) -> usize {
+    let mut events: Vec<EventView> = x.transcript.iter().map(event_view).collect();
+    if events.is_empty() {
+        // An agent whose output format is not known: its own lines are the transcript.
+        events = x
+            .record
+            .lines
+            .iter()
+            .map(|l| {
+                let kind = match l.stream {
+                    crate::driver::runner::Stream::Stdout => "stdout",
+                    crate::driver::runner::Stream::Stderr => "stderr",
+                };
+                EventView {
+                    kind,
+                    title: kind.into(),
+                    body: clip(&l.text, BODY_CHARS),
+                }
+            })
+            .collect();
     }
-    let mut omitted = 0;
-    if let Some(x) = exec {
-        let mut events: Vec<EventView> = x.transcript.iter().map(event_view).collect();
-        if events.is_empty() {
-            // An agent whose output format is not known: its own lines are the transcript.
-            events = x
-                .record
-                .lines
-                .iter()
-                .map(|l| {
-                    let kind = match l.stream {
-                        crate::driver::runner::Stream::Stdout => "stdout",
-                        crate::driver::runner::Stream::Stderr => "stderr",
-                    };
-                    EventView {
-                        kind,
-                        title: kind.into(),
-                        body: clip(&l.text, BODY_CHARS),
-                    }
-                })
-                .collect();
-        }
-        omitted += events.len().saturating_sub(EVENTS_MAX);
-        events.truncate(EVENTS_MAX);
-        view.transcript = events;
-    }
+    let omitted = events.len().saturating_sub(EVENTS_MAX);
+    events.truncate(EVENTS_MAX);
+    view.transcript = events;
+    omitted
+}
+
+/// The journal's rail calls, at most [`EVENTS_MAX`]; returns how many were left out.
+fn fill_journal(view: &mut RunView, dir: &Path, unreadable: &mut Vec<String>) -> usize {
     match crate::case::rail::read_journal(dir) {
         Ok(entries) => {
-            omitted += entries.len().saturating_sub(EVENTS_MAX);
+            let omitted = entries.len().saturating_sub(EVENTS_MAX);
             view.journal = entries
                 .iter()
                 .take(EVENTS_MAX)
@@ -466,11 +485,13 @@ fn fill_run(view: &mut RunView, dir: &Path, regions: &[EvidenceRegion]) {
                     },
                 })
                 .collect();
+            omitted
         }
-        Err(e) => unreadable.push(format!("`journal.jsonl`: {e}")),
+        Err(e) => {
+            unreadable.push(format!("`journal.jsonl`: {e}"));
+            0
+        }
     }
-    view.omitted = omitted;
-    view.unreadable = unreadable;
 }
 
 fn proposal_view(t: &TrialRecord, dir: Option<&Path>) -> ProposalView {

@@ -98,6 +98,14 @@ pub fn render(doc: &ResultsDoc) -> String {
         );
     }
 
+    largest_effects(&mut out, doc);
+    controls(&mut out, doc);
+    exceptions(&mut out, doc);
+    out
+}
+
+/// The three largest per-class effects, in words.
+fn largest_effects(out: &mut String, doc: &ResultsDoc) {
     let effects = model::largest_effects(doc, 3);
     if !effects.is_empty() {
         let words: Vec<String> = effects
@@ -115,7 +123,10 @@ pub fn render(doc: &ResultsDoc) -> String {
             .collect();
         let _ = writeln!(out, "\n**Largest effects:** {}.", words.join("; "));
     }
+}
 
+/// The controls' verdicts, each with the scenarios it names.
+fn controls(out: &mut String, doc: &ResultsDoc) {
     let controls = model::controls(doc);
     if !controls.is_empty() {
         out.push_str("\n**Controls:**\n\n");
@@ -126,7 +137,12 @@ pub fn render(doc: &ResultsDoc) -> String {
             }
         }
     }
+}
 
+/// What did not go as planned: infrastructure failures, contamination, trials not run,
+/// self-disagreeing arms, a changed label set, an incomplete run.
+fn exceptions(out: &mut String, doc: &ResultsDoc) {
+    let m = &doc.manifest;
     let infra: Vec<String> = model::infra(doc)
         .iter()
         .map(|t| {
@@ -142,25 +158,21 @@ pub fn render(doc: &ResultsDoc) -> String {
         out.push_str("\nNo infrastructure failures; no contaminated trials.\n");
     } else {
         list(
-            &mut out,
+            out,
             "Infrastructure failures, left out of every denominator",
             &infra,
         );
-        list(
-            &mut out,
-            "Contaminated trials, counted wrong",
-            &contaminated,
-        );
+        list(out, "Contaminated trials, counted wrong", &contaminated);
     }
     let not_run: Vec<String> = doc
         .not_run
         .iter()
         .map(|n| format!("{}: {}", code(&n.id), n.reason))
         .collect();
-    list(&mut out, "Not run", &not_run);
+    list(out, "Not run", &not_run);
     let nondet: Vec<String> = doc.nondeterministic.iter().map(|s| code(s)).collect();
     list(
-        &mut out,
+        out,
         "Deterministic arms that disagreed with themselves",
         &nondet,
     );
@@ -175,7 +187,6 @@ pub fn render(doc: &ResultsDoc) -> String {
     if !doc.complete {
         out.push_str("\n**Incomplete:** not every planned trial finished.\n");
     }
-    out
 }
 
 /// The markdown of `report diff`.
@@ -205,6 +216,21 @@ pub fn render_diff(d: &Diff) -> String {
             let _ = writeln!(out, "* {}: {} → {}", code(&f.field), code(&f.a), code(&f.b));
         }
     }
+    diff_table(&mut out, d);
+    flipped(&mut out, d);
+    if !d.only_a.is_empty() || !d.only_b.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLeft out (ran in one run only): {} in A, {} in B.",
+            d.only_a.len(),
+            d.only_b.len()
+        );
+    }
+    out
+}
+
+/// The per-class table of `report diff`, overall last, and what its change column means.
+fn diff_table(out: &mut String, d: &Diff) {
     out.push_str(
         "\n| class | n | A | B | change [95% CI] | verdict | cost/trial | tokens/trial |\n",
     );
@@ -228,6 +254,10 @@ pub fn render_diff(d: &Diff) -> String {
          when its interval excludes 0.",
         d.seed
     );
+}
+
+/// The scenarios whose outcome flipped between the runs, long lists folded away.
+fn flipped(out: &mut String, d: &Diff) {
     for (title, flips) in [
         ("Right → wrong", &d.right_to_wrong),
         ("Wrong → right", &d.wrong_to_right),
@@ -259,13 +289,4 @@ pub fn render_diff(d: &Diff) -> String {
             out.push_str("\n</details>\n");
         }
     }
-    if !d.only_a.is_empty() || !d.only_b.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nLeft out (ran in one run only): {} in A, {} in B.",
-            d.only_a.len(),
-            d.only_b.len()
-        );
-    }
-    out
 }
