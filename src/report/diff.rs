@@ -229,8 +229,13 @@ fn class_change(class: &str, pairs: &[(&Outcomes, &Outcomes)], seed: u64) -> Cla
     }
 }
 
-/// Compares two loaded runs; refuses differing corpus digests or label seals unless `force`.
-pub fn diff(a: &Loaded, b: &Loaded, force: bool) -> Result<Diff, ReportError> {
+/// The manifest fields two runs differ in: those that must match (an error unless `force`,
+/// else listed as forced) and the rest, a nested field named down to what differs.
+fn manifest_fields(
+    a: &Loaded,
+    b: &Loaded,
+    force: bool,
+) -> Result<(Vec<FieldDiff>, Vec<FieldDiff>), ReportError> {
     let (ma, mb) = (&a.doc.manifest, &b.doc.manifest);
     let all = ma.differences(mb, &[]);
     let (must, other): (Vec<_>, Vec<_>) = all
@@ -274,7 +279,12 @@ pub fn diff(a: &Loaded, b: &Loaded, force: bool) -> Result<Diff, ReportError> {
             _ => differences.push(field((f, x, y))),
         }
     }
+    Ok((forced, differences))
+}
 
+/// Compares two loaded runs; refuses differing corpus digests or label seals unless `force`.
+pub fn diff(a: &Loaded, b: &Loaded, force: bool) -> Result<Diff, ReportError> {
+    let (forced, differences) = manifest_fields(a, b, force)?;
     let (oa, ob) = (outcomes(&a.doc), outcomes(&b.doc));
     let (sa, sb) = (side(a), side(b));
     let mut by_class: BTreeMap<&str, Vec<(&Outcomes, &Outcomes)>> = BTreeMap::new();
@@ -295,7 +305,7 @@ pub fn diff(a: &Loaded, b: &Loaded, force: bool) -> Result<Diff, ReportError> {
             _ => {}
         }
     }
-    let seed = ma.seed;
+    let seed = a.doc.manifest.seed;
     let classes = by_class
         .iter()
         .map(|(class, pairs)| class_change(class, pairs, seed))
