@@ -135,36 +135,10 @@ pub fn run(run_dir: &Path) -> Result<Conclusion, CaseError> {
         return hands.decline(insufficient, &reason);
     }
 
-    let uri = format!("air:{}", case.target.key);
-    let evidence = hands.rail(|run| {
-        run.add_external_evidence("air", &uri, &reading.excerpt, None)
-            .map(|a| a.id)
-    });
-    let artifact = match evidence {
-        Ok(id) => id,
-        Err(why) => {
-            let reason = format!("the AIR text cannot be cited: {why}");
-            return hands.decline(insufficient, &reason);
-        }
+    let claim = match ground(&mut hands, &case, &out.predicate, &reading) {
+        Ok(claim) => claim,
+        Err(reason) => return hands.decline(insufficient, &reason),
     };
-    let Ok(claimed) = hands.add_claim(&out.predicate, &reading.value, &[artifact], 1);
-    let claim = match claimed {
-        Ok(id) => id,
-        Err(why) => return hands.decline(insufficient, &format!("add-claim failed: {why}")),
-    };
-    let Ok(frozen) = hands.freeze();
-    match frozen {
-        Err(why) => {
-            let reason = format!("stage 1 did not accept the claim: {why}");
-            return hands.decline(insufficient, &reason);
-        }
-        Ok(f) if f.rejection(&claim).is_some() || f.conflicts > 0 => {
-            let why = f.rejection(&claim).unwrap_or("a conflict was recorded");
-            let reason = format!("stage 1 did not accept the claim: {why}");
-            return hands.decline(insufficient, &reason);
-        }
-        Ok(_) => {}
-    }
     let proves_current = case.task.deficiency == DeficiencyCode::UnprovenInferredValue
         && case.target.current.get(&out.field) == Some(&reading.value);
     if proves_current {
@@ -175,30 +149,61 @@ pub fn run(run_dir: &Path) -> Result<Conclusion, CaseError> {
         return finish(hands, Status::Supported, &reason);
     }
 
-    let proposal = proposal(&case, &out.field, &reading, &claim);
+    if let Err(reason) = propose(&mut hands, &case, &out.field, &reading, &claim) {
+        return hands.decline(insufficient, &reason);
+    }
+    hands.conclude(plan::Outcome {
+        status: Some(Status::ProposalGenerated),
+        reason: None,
+        message: reading.rationale,
+    })
+}
+
+/// Cites the AIR text, claims its value and freezes the research: the accepted claim's id,
+/// or why the baseline must decline.
+fn ground(
+    hands: &mut Direct,
+    case: &CaseDoc,
+    predicate: &str,
+    reading: &Reading,
+) -> Result<String, String> {
+    let uri = format!("air:{}", case.target.key);
+    let artifact = hands
+        .rail(|run| {
+            run.add_external_evidence("air", &uri, &reading.excerpt, None)
+                .map(|a| a.id)
+        })
+        .map_err(|why| format!("the AIR text cannot be cited: {why}"))?;
+    let Ok(claimed) = hands.add_claim(predicate, &reading.value, &[artifact], 1);
+    let claim = claimed.map_err(|why| format!("add-claim failed: {why}"))?;
+    let Ok(frozen) = hands.freeze();
+    let frozen = frozen.map_err(|why| format!("stage 1 did not accept the claim: {why}"))?;
+    if frozen.rejection(&claim).is_some() || frozen.conflicts > 0 {
+        let why = frozen
+            .rejection(&claim)
+            .unwrap_or("a conflict was recorded");
+        return Err(format!("stage 1 did not accept the claim: {why}"));
+    }
+    Ok(claim)
+}
+
+/// Writes, validates and finalizes the proposal of `reading`, or says why it could not.
+fn propose(
+    hands: &mut Direct,
+    case: &CaseDoc,
+    field: &str,
+    reading: &Reading,
+    claim: &str,
+) -> Result<(), String> {
+    let proposal = proposal(case, field, reading, claim);
     let text = format!("{}\n", pretty(&proposal));
     let Ok(written) = hands.write_proposal(&text);
-    if let Err(why) = written {
-        let reason = format!("could not write the proposal: {why}");
-        return hands.decline(insufficient, &reason);
-    }
+    written.map_err(|why| format!("could not write the proposal: {why}"))?;
     let Ok(validated) = hands.validate();
-    if let Err(why) = validated {
-        let reason = format!("validation rejected the proposal: {why}");
-        return hands.decline(insufficient, &reason);
-    }
+    validated.map_err(|why| format!("validation rejected the proposal: {why}"))?;
     let Ok(finalized) = hands.finalize(None);
-    match finalized {
-        Ok(_) => hands.conclude(plan::Outcome {
-            status: Some(Status::ProposalGenerated),
-            reason: None,
-            message: reading.rationale,
-        }),
-        Err(why) => {
-            let reason = format!("finalize refused the proposal: {why}");
-            hands.decline(insufficient, &reason)
-        }
-    }
+    finalized.map_err(|why| format!("finalize refused the proposal: {why}"))?;
+    Ok(())
 }
 
 /// Finalizes `supported` (or, refused, `insufficient_evidence` saying why).
