@@ -91,32 +91,9 @@ impl Brief {
             .map(all_ticked)
             .unwrap_or_default();
         let writes = section(text, "## What you may write");
-        let (field, predicate, allowed) = writes.lines().find_map(|l| {
-            let l = l.trim().strip_prefix("- `")?;
-            let (field, rest) = l.split_once('`')?;
-            let predicate = ticked_after(rest, "(asserted by predicate ")?;
-            let constraint = rest.split_once("): ").map(|(_, c)| c).unwrap_or("");
-            let allowed = match constraint.strip_prefix("one of ") {
-                Some(list) => list.split(", ").map(|v| v.trim().to_string()).collect(),
-                None if constraint.starts_with("true or false") => {
-                    vec!["true".into(), "false".into()]
-                }
-                None => vec![],
-            };
-            Some((field.to_string(), predicate.to_string(), allowed))
-        })?;
+        let (field, predicate, allowed) = writable(writes)?;
         let deficiency = ticked_after(text, "Deficiency: ").unwrap_or("").to_string();
-        let (current, current_inferred) = section(text, "## Target")
-            .lines()
-            .find_map(|l| {
-                let rest = l.trim().strip_prefix(&format!("- Current `{field}`: "))?;
-                let (shown, inferred) = match rest.strip_suffix(INFERRED_MARK) {
-                    Some(shown) => (shown, true),
-                    None => (rest, false),
-                };
-                Some((shown_value(shown), inferred))
-            })
-            .unwrap_or((None, false));
+        let (current, current_inferred) = current_value(text, &field);
         let evidence = section(text, "## Admissible evidence");
         let scopes = evidence
             .lines()
@@ -125,21 +102,7 @@ impl Brief {
                 Some((glob.to_string(), kind.trim().to_string()))
             })
             .collect();
-        let strengths = evidence
-            .lines()
-            .filter_map(|l| {
-                let cells: Vec<&str> = l
-                    .trim()
-                    .trim_matches('|')
-                    .split('|')
-                    .map(str::trim)
-                    .collect();
-                match cells.as_slice() {
-                    [kind, strength] => Some((kind.to_string(), strength.parse().ok()?)),
-                    _ => None,
-                }
-            })
-            .collect();
+        let strengths = strengths(evidence);
         let expected = section(text, "## Expected output");
         let skeleton = expected
             .split("```json")
@@ -192,6 +155,60 @@ impl Brief {
             .unwrap_or(0.5);
         Some((kind, strength))
     }
+}
+
+/// The field the skill writes, the predicate that asserts it and its allowed values, from
+/// the brief's "What you may write" section.
+fn writable(writes: &str) -> Option<(String, String, Vec<String>)> {
+    writes.lines().find_map(|l| {
+        let l = l.trim().strip_prefix("- `")?;
+        let (field, rest) = l.split_once('`')?;
+        let predicate = ticked_after(rest, "(asserted by predicate ")?;
+        let constraint = rest.split_once("): ").map(|(_, c)| c).unwrap_or("");
+        let allowed = match constraint.strip_prefix("one of ") {
+            Some(list) => list.split(", ").map(|v| v.trim().to_string()).collect(),
+            None if constraint.starts_with("true or false") => {
+                vec!["true".into(), "false".into()]
+            }
+            None => vec![],
+        };
+        Some((field.to_string(), predicate.to_string(), allowed))
+    })
+}
+
+/// The target's current value of `field` as the brief shows it, and whether it is marked
+/// inferred.
+fn current_value(text: &str, field: &str) -> (Option<Value>, bool) {
+    section(text, "## Target")
+        .lines()
+        .find_map(|l| {
+            let rest = l.trim().strip_prefix(&format!("- Current `{field}`: "))?;
+            let (shown, inferred) = match rest.strip_suffix(INFERRED_MARK) {
+                Some(shown) => (shown, true),
+                None => (rest, false),
+            };
+            Some((shown_value(shown), inferred))
+        })
+        .unwrap_or((None, false))
+}
+
+/// The strength of each evidence kind, from the brief's table.
+fn strengths(evidence: &str) -> Vec<(String, f64)> {
+    evidence
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l
+                .trim()
+                .trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect();
+            match cells.as_slice() {
+                [kind, strength] => Some((kind.to_string(), strength.parse().ok()?)),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
