@@ -158,68 +158,11 @@ pub fn run(dir: &Path, mut progress: impl FnMut(&DemoRow)) -> Result<DemoReport,
     let mut air = dir.join("air.json");
     let mut rows = Vec::new();
     for (i, case) in CASES.iter().enumerate() {
-        let opened = open(&OpenRequest {
-            air: air.clone(),
-            repo: dir.join("repo"),
-            skill: case.skill.into(),
-            target: case.target.into(),
-            deficiency: None,
-            cases_dir: dir.join(".refinement/cases"),
-            executor: "scripted:demo".into(),
-            scopes: vec![],
-            mode: OpenMode::New,
-            tool_limits: vec![],
-            snapshots: vec![],
-        })?;
-        let driver = ScriptedAgentDriver::new("demo", |agent: &Agent| {
-            let ids = case
-                .evidence
-                .iter()
-                .map(|(p, a, b)| agent.add_evidence(p, Some((*a, *b))))
-                .collect::<Result<Vec<_>, _>>()?;
-            let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-            let claim = agent.add_claim(case.predicate, (case.value)(), &refs, 0.9)?;
-            agent.freeze_research()?;
-            agent.propose(
-                (case.value)(),
-                &[&claim],
-                "scripted demo: the cited sources state it",
-            )?;
-            agent.validate()?;
-            agent.finalize(None, None)?;
-            Ok(())
-        });
-        driver.run(&opened.run_dir)?;
-        // Try to apply; a review-tier result is closed without applying.
         let next = dir.join(format!("air.{}.json", i + 1));
-        let closed = match close(
-            &opened.run_dir,
-            &CloseRequest {
-                apply: Some(next.clone()),
-                approved_by: None,
-            },
-            None,
-        ) {
-            Ok(doc) => doc,
-            Err(CaseError::Rail {
-                kind: "needs_approval",
-                ..
-            }) => close(&opened.run_dir, &CloseRequest::default(), None)?,
-            Err(e) => return Err(e),
-        };
-        let applied_to = closed.applied.as_ref().map(|a| a.air.clone());
-        if applied_to.is_some() {
+        let row = run_case(dir, &air, &next, case)?;
+        if row.applied_to.is_some() {
             air = next;
         }
-        let row = DemoRow {
-            target: case.target.into(),
-            skill: case.skill.into(),
-            status: closed.status.to_string(),
-            tier: closed.tier.map(Tier::as_str).unwrap_or("none").into(),
-            reasons: closed.reasons.clone(),
-            applied_to,
-            run: opened.run_dir.display().to_string(),
-        };
         progress(&row);
         rows.push(row);
     }
@@ -229,6 +172,69 @@ pub fn run(dir: &Path, mut progress: impl FnMut(&DemoRow)) -> Result<DemoReport,
         dir: dir.display().to_string(),
         final_air: air.display().to_string(),
         cases: rows,
+    })
+}
+
+/// Opens, plays and closes one scripted case on `air`, applying to `next` where the tier
+/// allows.
+fn run_case(dir: &Path, air: &Path, next: &Path, case: &Scripted) -> Result<DemoRow, CaseError> {
+    let opened = open(&OpenRequest {
+        air: air.to_path_buf(),
+        repo: dir.join("repo"),
+        skill: case.skill.into(),
+        target: case.target.into(),
+        deficiency: None,
+        cases_dir: dir.join(".refinement/cases"),
+        executor: "scripted:demo".into(),
+        scopes: vec![],
+        mode: OpenMode::New,
+        tool_limits: vec![],
+        snapshots: vec![],
+    })?;
+    let driver = ScriptedAgentDriver::new("demo", |agent: &Agent| {
+        let ids = case
+            .evidence
+            .iter()
+            .map(|(p, a, b)| agent.add_evidence(p, Some((*a, *b))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let claim = agent.add_claim(case.predicate, (case.value)(), &refs, 0.9)?;
+        agent.freeze_research()?;
+        agent.propose(
+            (case.value)(),
+            &[&claim],
+            "scripted demo: the cited sources state it",
+        )?;
+        agent.validate()?;
+        agent.finalize(None, None)?;
+        Ok(())
+    });
+    driver.run(&opened.run_dir)?;
+    // Try to apply; a review-tier result is closed without applying.
+    let closed = match close(
+        &opened.run_dir,
+        &CloseRequest {
+            apply: Some(next.to_path_buf()),
+            approved_by: None,
+        },
+        None,
+    ) {
+        Ok(doc) => doc,
+        Err(CaseError::Rail {
+            kind: "needs_approval",
+            ..
+        }) => close(&opened.run_dir, &CloseRequest::default(), None)?,
+        Err(e) => return Err(e),
+    };
+    let applied_to = closed.applied.as_ref().map(|a| a.air.clone());
+    Ok(DemoRow {
+        target: case.target.into(),
+        skill: case.skill.into(),
+        status: closed.status.to_string(),
+        tier: closed.tier.map(Tier::as_str).unwrap_or("none").into(),
+        reasons: closed.reasons.clone(),
+        applied_to,
+        run: opened.run_dir.display().to_string(),
     })
 }
 
