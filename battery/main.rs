@@ -68,7 +68,7 @@ fn config(scenarios: &[String], out: &Path, investigator: Arm) -> Config {
         investigator,
         controls: true,
         repeats: repeats(),
-        jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        jobs: std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
         selector: Selector {
             classes: vec![],
             globs: scenarios.to_vec(),
@@ -90,7 +90,7 @@ fn config(scenarios: &[String], out: &Path, investigator: Arm) -> Config {
             },
             model: None,
             env: vec![],
-            timeout: Duration::from_secs(600),
+            timeout: Duration::from_mins(10),
             max_turns: None,
             hidden: vec![bundled("labels-private")],
             engine: PathBuf::from(ENGINE),

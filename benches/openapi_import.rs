@@ -1,4 +1,4 @@
-//! OpenAPI import and detection at scale: a generated description with thousands of
+//! `OpenAPI` import and detection at scale: a generated description with thousands of
 //! operations (shared component schemas with nested objects and arrays, path, query and
 //! body fields, error responses), as YAML and as JSON.
 //!
@@ -136,26 +136,26 @@ fn bench(c: &mut Criterion) {
             let doc = Document::parse(black_box(yaml.clone()), "synthetic.yaml").unwrap();
             let imported = openapi::import(&doc).unwrap();
             black_box(detect(&imported.air))
-        })
+        });
     });
     group.bench_function("import_and_detect_3000_operations_json", |b| {
         b.iter(|| {
             let doc = Document::parse(black_box(json.clone()), "synthetic.json").unwrap();
             let imported = openapi::import(&doc).unwrap();
             black_box(detect(&imported.air))
-        })
+        });
     });
     group.bench_function("phase_parse_yaml", |b| {
-        b.iter(|| black_box(Document::parse(black_box(yaml.clone()), "synthetic.yaml").unwrap()))
+        b.iter(|| black_box(Document::parse(black_box(yaml.clone()), "synthetic.yaml").unwrap()));
     });
     group.bench_function("phase_import", |b| {
-        b.iter(|| black_box(openapi::import(&doc).unwrap()))
+        b.iter(|| black_box(openapi::import(&doc).unwrap()));
     });
     group.bench_function("phase_detect", |b| {
-        b.iter(|| black_box(detect(&imported.air)))
+        b.iter(|| black_box(detect(&imported.air)));
     });
     group.bench_function("export_without_refinements_3000_operations_yaml", |b| {
-        b.iter(|| black_box(openapi::export(&doc, &imported.air).unwrap()))
+        b.iter(|| black_box(openapi::export(&doc, &imported.air).unwrap()));
     });
     group.finish();
 }
@@ -169,7 +169,7 @@ fn bench_detect(c: &mut Criterion) {
         let air = openapi::import(&doc).unwrap().air;
         assert_eq!(air.operations.len(), operations);
         group.bench_function(format!("{operations}_operations"), |b| {
-            b.iter(|| black_box(detect(black_box(&air))))
+            b.iter(|| black_box(detect(black_box(&air))));
         });
     }
     group.finish();

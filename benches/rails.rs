@@ -104,7 +104,7 @@ fn bench_case(c: &mut Criterion) {
                 w
             },
             BatchSize::PerIteration,
-        )
+        );
     });
     g.bench_function("open_to_close_relaxed", |b| {
         b.iter_batched(
@@ -114,7 +114,7 @@ fn bench_case(c: &mut Criterion) {
                 w
             },
             BatchSize::PerIteration,
-        )
+        );
     });
     g.finish();
 }
@@ -144,7 +144,7 @@ fn bench_add_evidence(c: &mut Criterion) {
                     ))
                 },
                 BatchSize::PerIteration,
-            )
+            );
         });
     }
     g.finish();
@@ -186,7 +186,7 @@ fn bench_find_text(c: &mut Criterion) {
     for files in [100usize, 2000] {
         let (_w, run) = world_with_tree(files, 50_000);
         g.bench_function(format!("{files}_files"), |b| {
-            b.iter(|| black_box(find_text(&run, files)))
+            b.iter(|| black_box(find_text(&run, files)));
         });
     }
     g.finish();

@@ -12,7 +12,7 @@ use anvil_bench::driver::runner::CancelHandle;
 use anvil_bench::sandbox::Backend;
 use libtest_mimic::Failed;
 
-use crate::support::*;
+use crate::support::{World, read_json};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -79,7 +79,7 @@ fn policy(f: &Fake) -> ExecutionPolicy {
         backend: Backend::Native {
             allow_degraded_native: true,
         },
-        timeout: Duration::from_secs(60),
+        timeout: Duration::from_mins(1),
         max_turns: Some(7),
         max_budget_usd: Some(0.5),
         model: Some("claude-test-1".into()),

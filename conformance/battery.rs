@@ -142,7 +142,7 @@ impl Fixture {
                 },
                 model: None,
                 env: vec![],
-                timeout: Duration::from_secs(60),
+                timeout: Duration::from_mins(1),
                 max_turns: None,
                 hidden: vec![self.labels()],
                 engine: PathBuf::from(ENGINE),
@@ -180,7 +180,7 @@ impl Fixture {
             "--labels".into(),
             self.labels().display().to_string(),
         ];
-        all.extend(args.iter().map(|s| s.to_string()));
+        all.extend(args.iter().map(std::string::ToString::to_string));
         all
     }
 }

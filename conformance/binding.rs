@@ -9,7 +9,10 @@ use anvil_bench::case::proposal::DocErrorKind;
 use libtest_mimic::Failed;
 use serde_json::json;
 
-use crate::support::*;
+use crate::support::{
+    EMAIL_TARGET, UNIT_TARGET, World, bytes_of, failed, frozen_unit, lifecycle_json, msg, out,
+    proposal_refused, rail_cli, stderr, unit_proposal, write_proposal,
+};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

@@ -10,7 +10,10 @@ use anvil_bench::case::research::{ClaimStatus, ResearchRecord, claim_id};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{
+    World, bytes_of, claim, claim_input, ev, failed, freeze, lifecycle_json, msg, out, rail_cli,
+    read_json, rejected_doc, stderr, unit_proposal, unit_research, write_json, write_proposal,
+};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -89,7 +92,7 @@ fn claims_doc(claims: Vec<Value>) -> Value {
 
 /// A hand-written claim with the engine's id for its content.
 fn hand_claim(predicate: &str, value: Value, ids: &[&str], confidence: f64) -> Value {
-    let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    let ids: Vec<String> = ids.iter().map(std::string::ToString::to_string).collect();
     json!({
         "id": claim_id(predicate, &value, &ids),
         "predicate": predicate, "value": value, "artifactIds": ids, "confidence": confidence
@@ -446,7 +449,7 @@ fn conflict_recorded() -> Result<(), Failed> {
         .conflict_on("field.unit")
         .ok_or("no conflict recorded on field.unit")?;
     let mut values: Vec<&Value> = c.values.iter().map(|v| &v.value).collect();
-    values.sort_by_key(|v| v.to_string());
+    values.sort_by_key(std::string::ToString::to_string);
     ensure!(
         values == [&json!("ms"), &json!("s")],
         "conflict values {values:?}"

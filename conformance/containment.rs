@@ -202,7 +202,7 @@ impl Project {
             args: vec!["-c".into(), script.into()],
             cwd: self.run.clone(),
             env,
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_mins(1),
             install_hint: None,
             log_path: None,
         }

@@ -4,7 +4,7 @@ use crate::support::rails::verify;
 use anvil_bench::case::views::{WORKING_DISCIPLINE, render_views};
 use libtest_mimic::Failed;
 
-use crate::support::*;
+use crate::support::{UNIT_TARGET, World, stdout};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

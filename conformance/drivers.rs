@@ -193,7 +193,7 @@ fn alive(pid: i32) -> bool {
     let state = stat
         .rsplit_once(") ")
         .and_then(|(_, rest)| rest.chars().next());
-    !matches!(state, None | Some('Z') | Some('X'))
+    !matches!(state, None | Some('Z' | 'X'))
 }
 
 /// Fails, killing the leftovers, unless every pid written to `pids` is gone within 3 s.

@@ -19,7 +19,9 @@ use anvil_bench::reconcile::{CloseRequest, close};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{
+    World, claim, ev, failed, freeze, frozen_unit, out, unit_proposal, write_proposal,
+};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

@@ -15,7 +15,10 @@ use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier, close};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{
+    UNIT_TARGET, World, claim, ev, failed, freeze, open_inferred_unit, out, read_json, refused_as,
+    tree, unit_proposal, write_proposal,
+};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -279,7 +282,7 @@ fn over_claiming() -> Result<(), Failed> {
     // Units: every vocabulary value but the right one, on every region naming the field.
     let vocabulary: Vec<String> = anvil_bench::skill::vocab::UNITS
         .iter()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     for wrong in vocabulary.iter().filter(|u| *u != "s") {
         let w = World::new();

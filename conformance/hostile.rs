@@ -86,7 +86,7 @@ fn duplicate_in_air() -> Result<(), Failed> {
     let w = World::new();
     let text = std::fs::read_to_string(w.air()).unwrap();
     // A second `airVersion` ahead of the real one: a lenient parser keeps the last.
-    let twice = text.replacen("{", "{\"airVersion\": 2, ", 1);
+    let twice = text.replacen('{', "{\"airVersion\": 2, ", 1);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     ensure!(
         v.get("airVersion").is_some(),

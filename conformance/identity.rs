@@ -5,7 +5,7 @@ use anvil_bench::air::{Air, TargetKey};
 use anvil_bench::case::CaseKey;
 use libtest_mimic::Failed;
 
-use crate::support::*;
+use crate::support::{UNIT_TARGET, World, git, read_json, tree};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

@@ -1,5 +1,5 @@
 //! The lifecycle and honest outcomes: legal transitions only, frozen stages that cannot be
-//! edited, proposal_generated only with a passing record, supported only with proof, and
+//! edited, `proposal_generated` only with a passing record, supported only with proof, and
 //! every decline carrying what was learned (R-LC-1..10).
 //! Trials by area live in `lifecycle/` (transitions, frozen files, outcomes, supported,
 //! critique); the list and the shared helpers are here.
@@ -17,7 +17,7 @@ use anvil_bench::case::finalize::{ResultDoc, Status};
 use serde_json::{Value, json};
 
 use crate::Check;
-use crate::support::*;
+use crate::support::{claim, ev, externals, lifecycle_json};
 use supported::supported_refused;
 
 pub fn checks() -> Vec<Check> {

@@ -3,7 +3,7 @@
 
 use libtest_mimic::Failed;
 
-use crate::support::*;
+use crate::support::{UNIT_TARGET, World, stderr, tree};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -149,7 +149,7 @@ fn refused(overrides: &[&str], named: &str) -> Result<(), Failed> {
     for pair in overrides.chunks(2) {
         match args.iter().position(|a| a == pair[0]) {
             Some(i) => args[i + 1] = pair[1].to_string(),
-            None => args.extend(pair.iter().map(|s| s.to_string())),
+            None => args.extend(pair.iter().map(std::string::ToString::to_string)),
         }
     }
     check_refusal(&w, &args, named)

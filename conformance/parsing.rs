@@ -12,7 +12,11 @@ use anvil_bench::case::proposal::{DocError, DocErrorKind, parse_proposal};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{
+    World, bytes_of, claim_input, ev, failed, frozen_unit, lifecycle_json, msg, out,
+    proposal_bytes_refused, proposal_refused, rail_cli, read_json, rejected_doc, stderr, stdout,
+    unit_proposal, unit_research, write_json, write_proposal,
+};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

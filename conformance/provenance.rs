@@ -4,7 +4,7 @@
 
 use libtest_mimic::Failed;
 
-use crate::support::*;
+use crate::support::{UNIT_TARGET, World, add_ev, failed, out, read_json, write_json};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

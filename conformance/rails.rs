@@ -9,7 +9,10 @@ use anvil_bench::case::evidence::EvidenceRequest;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{
+    World, bytes_of, claim, claim_input, ev, failed, freeze, journal, out, rail_cli, read_json,
+    refused_as, stderr, stdout, unit_proposal, unit_research, write_proposal,
+};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -330,7 +333,7 @@ fn fences_distinct(run: &Path, n: usize) -> Result<(), Failed> {
         .iter()
         .filter_map(|e| e["fence"].as_u64())
         .collect();
-    fences.sort();
+    fences.sort_unstable();
     ensure!(
         fences == (1..=n as u64).collect::<Vec<_>>(),
         "fences {fences:?} are not 1..={n}, each once"

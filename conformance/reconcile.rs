@@ -16,7 +16,7 @@ use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier, close};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{EMAIL_TARGET, UNIT_TARGET, World, read_json};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -88,7 +88,7 @@ fn f(e: CaseError) -> Failed {
 }
 
 /// Opens `skill` on `target` in `w` and runs a scripted investigation citing `evidence`
-/// for `value`; finalizes as proposal_generated.
+/// for `value`; finalizes as `proposal_generated`.
 fn investigate(
     w: &World,
     skill: &str,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anvil_bench::case::{OpenMode, open};
 use libtest_mimic::Failed;
 
-use crate::support::*;
+use crate::support::{EMAIL_TARGET, UNIT_TARGET, World, read_json, stderr, stdout, tree};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

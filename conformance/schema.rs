@@ -4,7 +4,7 @@ use anvil_bench::case::proposal::parse_proposal;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{EMAIL_TARGET, UNIT_TARGET, World, read_json};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -146,12 +146,11 @@ fn variations(
     let mut docs = vec![base.clone()];
     let mut with = |pointer: &str, value: Value| {
         let mut d = base.clone();
-        match d.pointer_mut(pointer) {
-            Some(slot) => *slot = value,
-            None => {
-                let (parent, key) = pointer.rsplit_once('/').unwrap();
-                d.pointer_mut(parent).unwrap()[key] = value;
-            }
+        if let Some(slot) = d.pointer_mut(pointer) {
+            *slot = value
+        } else {
+            let (parent, key) = pointer.rsplit_once('/').unwrap();
+            d.pointer_mut(parent).unwrap()[key] = value;
         }
         docs.push(d);
     };
@@ -244,9 +243,9 @@ fn agreement() -> Result<(), Failed> {
                 parsed.err().map(|e| e.to_string())
             );
             if schema_ok {
-                saw_valid += 1
+                saw_valid += 1;
             } else {
-                saw_invalid += 1
+                saw_invalid += 1;
             }
             checked += 1;
         }

@@ -284,7 +284,7 @@ pub fn claim_input(
     anvil_bench::case::research::ClaimInput {
         predicate: predicate.into(),
         value,
-        artifact_ids: ids.iter().map(|s| s.to_string()).collect(),
+        artifact_ids: ids.iter().map(std::string::ToString::to_string).collect(),
         confidence: 0.9,
     }
 }
@@ -311,7 +311,7 @@ pub struct UnitRun {
     pub run: PathBuf,
     /// service.py lines 32-39 (the `timedelta(seconds=...)` conversion): implementation.
     pub implementation: String,
-    /// test_capture.py lines 6-8: contract_test.
+    /// `test_capture.py` lines 6-8: `contract_test`.
     pub test: String,
     /// `field.unit = "s"` citing both.
     pub claim: String,

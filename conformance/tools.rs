@@ -15,7 +15,7 @@ use anvil_bench::tools::{self, OperationResult, ResultDoc, ToolError, ToolLimits
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::*;
+use crate::support::{World, failed, tree};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

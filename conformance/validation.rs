@@ -18,7 +18,7 @@ use anvil_bench::case::validate::{CheckResult, Inputs, ValidationRecord, Verdict
 use libtest_mimic::Failed;
 use serde_json::Value;
 
-use crate::support::*;
+use crate::support::{World, failed, frozen_unit, out, unit_proposal, write_proposal};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

@@ -326,8 +326,8 @@ fn an_interrupted_battery_keeps_what_finished_and_resumes() {
         .spawn()
         .unwrap();
     let trials = out_dir.join("trials");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while std::fs::read_dir(&trials).map_or(0, |d| d.count()) < 2 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(2);
+    while std::fs::read_dir(&trials).map_or(0, std::iter::Iterator::count) < 2 {
         assert!(
             std::time::Instant::now() < deadline,
             "no trial finished in time"

@@ -501,7 +501,7 @@ fn strongly_connected(adj: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
         s.next += 1;
         s.stack.push(v);
         s.on_stack[v] = true;
-        for &w in s.adj[v].clone().iter() {
+        for &w in &s.adj[v].clone() {
             match s.index[w] {
                 None => {
                     visit(s, w);

@@ -1,4 +1,4 @@
-//! OpenAPI import: the real public descriptions import and detect (the summary a
+//! `OpenAPI` import: the real public descriptions import and detect (the summary a
 //! maintainer reads is snapshotted), hand-written Swagger 2.0 and 3.0 JSON fixtures import
 //! what they state, and malformed documents are refused naming the pointer.
 

@@ -1,4 +1,4 @@
-//! A scenario made from an imported OpenAPI description, end to end through the CLI:
+//! A scenario made from an imported `OpenAPI` description, end to end through the CLI:
 //! `air import` → scenario.json → `case open` → evidence, claim, freeze, proposal, validate,
 //! finalize → `case close --apply` → `air export`, whose diff against the original is the
 //! one refined value and its provenance.

@@ -1,4 +1,4 @@
-//! OpenAPI export: import → export reproduces every input byte for byte (CRLF, no final
+//! `OpenAPI` export: import → export reproduces every input byte for byte (CRLF, no final
 //! newline and a byte-order mark included), refinements change only their nodes and read
 //! back as the refined AIR, and an AIR from another document is refused.
 
@@ -124,7 +124,7 @@ fn refine(air: &mut Air, target: &str, attr: &str, value: Value, run: &str) {
                 .iter_mut()
                 .find(|e| &e.code == code)
                 .unwrap()
-                .retryable = value.as_bool()
+                .retryable = value.as_bool();
         }
         _ => unreachable!(),
     }

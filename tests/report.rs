@@ -1,6 +1,6 @@
 //! Reports of battery results: report.md snapshots (one battery and a diff), the committed
 //! example regenerating byte for byte, the chart's bars read back from the SVG against
-//! results.json, JUnit, escaping, and the `report` CLI. The fixtures under
+//! results.json, `JUnit`, escaping, and the `report` CLI. The fixtures under
 //! `tests/fixtures/report/` are results.json files of real batteries (`--class documented
 //! --class conflicting`, heuristic and oracle), kept without their runs.
 

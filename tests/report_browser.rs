@@ -4,7 +4,7 @@
 //! (with its evidence excerpt and claims), and saves screenshots (light and dark) under
 //! `target/tmp/report-browser/`.
 //!
-//! Chromium is driven over the DevTools protocol on a loopback websocket (tungstenite, no
+//! Chromium is driven over the `DevTools` protocol on a loopback websocket (tungstenite, no
 //! browser-automation crate): `--dump-dom` alone cannot see failed requests or console
 //! errors reliably, and the protocol gives both as events. Without Chromium the test fails
 //! when CI=true (.ci/run installs the Debian package) and otherwise prints why it skipped.
@@ -28,11 +28,10 @@ fn browser_or_skip() -> Option<PathBuf> {
     if let Some(p) = BROWSERS.iter().find_map(|b| common::find_on_path(b)) {
         return Some(p);
     }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "Chromium is not on PATH ({BROWSERS:?}): .ci/run installs it (apt-get install chromium)"
-        );
-    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "Chromium is not on PATH ({BROWSERS:?}): .ci/run installs it (apt-get install chromium)"
+    );
     eprintln!(
         "skipped: no Chromium on PATH ({BROWSERS:?}); `apt-get install chromium` to run this test"
     );
@@ -97,7 +96,7 @@ fn launch(program: &Path) -> (Browser, String) {
         _profile: profile,
     };
     let url = rx
-        .recv_timeout(Duration::from_secs(60))
+        .recv_timeout(Duration::from_mins(1))
         .expect("Chromium did not print its DevTools address within 60 s");
     (browser, url)
 }
@@ -150,7 +149,7 @@ impl Cdp {
             msg["sessionId"] = json!(s);
         }
         self.ws.send(Message::text(msg.to_string())).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_mins(1);
         while Instant::now() < deadline {
             let Some(v) = self.read() else { continue };
             if v.get("id").and_then(Value::as_u64) == Some(id) {
@@ -169,7 +168,7 @@ impl Cdp {
     /// Waits for an event of `method` (already received or still to come).
     fn wait_for(&mut self, method: &str) {
         let seen = |events: &[Value]| events.iter().any(|e| e["method"] == method);
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_mins(1);
         while !seen(&self.events) {
             assert!(Instant::now() < deadline, "no {method} within 60 s");
             if let Some(v) = self.read()
@@ -273,7 +272,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
         let v: Vec<u32> = chunk.iter().map(|&c| u32::from(value(c))).collect();
         let n = v.iter().fold(0u32, |acc, x| (acc << 6) | x) << (6 * (4 - v.len()));
         let take = v.len() - 1;
-        out.extend_from_slice(&n.to_be_bytes()[1..1 + take]);
+        out.extend_from_slice(&n.to_be_bytes()[1..=take]);
     }
     out
 }

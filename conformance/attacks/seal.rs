@@ -143,7 +143,10 @@ pub(super) fn attempt(a: &Attack) -> Result<(), Failed> {
     for line in String::from_utf8_lossy(&journal_now[journal_left.len()..]).lines() {
         let v: Value = serde_json::from_str(line).map_err(failed)?;
         ensure!(
-            v["outcome"] == "rejected" && v["writes"].as_object().is_some_and(|m| m.is_empty()),
+            v["outcome"] == "rejected"
+                && v["writes"]
+                    .as_object()
+                    .is_some_and(serde_json::Map::is_empty),
             "the refused rail journaled more than its refusal: {line}"
         );
     }
@@ -202,8 +205,8 @@ const CASE_REKEYED: Attack = Attack {
     setup: research,
     tamper: |run| {
         edit_json(&run.join("case.json"), |c| {
-            c["target"]["key"] = json!(EMAIL_TARGET)
-        })
+            c["target"]["key"] = json!(EMAIL_TARGET);
+        });
     },
     rail: ADD,
     file: "case.json",
@@ -215,8 +218,8 @@ const CASE_WIDENED: Attack = Attack {
     setup: research,
     tamper: |run| {
         edit_json(&run.join("case.json"), |c| {
-            c["inputs"]["repository"] = json!("/")
-        })
+            c["inputs"]["repository"] = json!("/");
+        });
     },
     rail: &["add-evidence", "--path", "etc/passwd"],
     file: "case.json",
@@ -228,8 +231,8 @@ const VERDICT_EDITED: Attack = Attack {
     setup: failed_validation,
     tamper: |run| {
         lifecycle(run, |lc| {
-            lc["records"]["proposalValidation"]["verdict"] = json!("pass")
-        })
+            lc["records"]["proposalValidation"]["verdict"] = json!("pass");
+        });
     },
     rail: &["finalize"],
     file: "lifecycle.json",
@@ -241,7 +244,7 @@ const VERDICT_RESEALED: Attack = Attack {
     setup: failed_validation,
     tamper: |run| {
         lifecycle(run, |lc| {
-            lc["records"]["proposalValidation"]["verdict"] = json!("pass")
+            lc["records"]["proposalValidation"]["verdict"] = json!("pass");
         });
         reseal(run);
     },
@@ -277,7 +280,7 @@ const FROZEN_HASH_EDITED: Attack = Attack {
     tamper: |run| {
         let path = crate::support::out(run, "evidence.json");
         edit_json(&path, |ev| {
-            ev["artifacts"][0]["excerpt"] = json!("capture_timeout is in minutes\n")
+            ev["artifacts"][0]["excerpt"] = json!("capture_timeout is in minutes\n");
         });
         let hash = anvil_bench::canon::bytes_hash(&std::fs::read(&path).unwrap());
         lifecycle(run, |lc| lc["frozen"]["output/evidence.json"] = json!(hash));
@@ -322,8 +325,8 @@ const EVIDENCE_EDITED: Attack = Attack {
     setup: frozen_with_proposal,
     tamper: |run| {
         edit_json(&crate::support::out(run, "evidence.json"), |ev| {
-            ev["artifacts"][0]["excerpt"] = json!("capture_timeout is in minutes\n")
-        })
+            ev["artifacts"][0]["excerpt"] = json!("capture_timeout is in minutes\n");
+        });
     },
     rail: &["validate"],
     file: "output/evidence.json",
@@ -335,8 +338,8 @@ const CLAIMS_EDITED: Attack = Attack {
     setup: frozen_with_proposal,
     tamper: |run| {
         edit_json(&crate::support::out(run, "claims.json"), |c| {
-            c["claims"][0]["confidence"] = json!(1.0)
-        })
+            c["claims"][0]["confidence"] = json!(1.0);
+        });
     },
     rail: &["validate"],
     file: "output/claims.json",
@@ -348,8 +351,8 @@ const PROPOSAL_EDITED: Attack = Attack {
     setup: passed,
     tamper: |run| {
         edit_json(&crate::support::out(run, "proposal.json"), |p| {
-            p["patch"]["set"]["unit"] = json!("ms")
-        })
+            p["patch"]["set"]["unit"] = json!("ms");
+        });
     },
     rail: &["finalize"],
     file: "output/proposal.json",
@@ -361,8 +364,8 @@ const RESULT_EDITED: Attack = Attack {
     setup: finalized_run,
     tamper: |run| {
         edit_json(&crate::support::out(run, "result.json"), |r| {
-            r["patch"]["unit"] = json!("ms")
-        })
+            r["patch"]["unit"] = json!("ms");
+        });
     },
     rail: &["close"],
     file: "output/result.json",

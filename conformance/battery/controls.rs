@@ -334,7 +334,7 @@ fn a_deterministic_arm_differing_only_in_tier_status_or_value_fails_the_run() ->
     trials.extend(pair("a/tier", |t| t.tier = Some("review".into())));
     trials.extend(pair("a/status", |t| t.status = Some("conflicted".into())));
     trials.extend(pair("a/value", |t| {
-        t.patch = Some([("unit".to_string(), json!("ms"))].into())
+        t.patch = Some([("unit".to_string(), json!("ms"))].into());
     }));
     // The same record twice is no disagreement.
     trials.extend(pair("a/same", |_| {}));

@@ -235,16 +235,14 @@ fn a_killed_battery_resumed_equals_one_never_interrupted() -> Result<(), Failed>
     let trials = killed.join("trials");
     let start = Instant::now();
     let records = |dir: &std::path::Path| {
-        std::fs::read_dir(dir)
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                    .count()
-            })
-            .unwrap_or(0)
+        std::fs::read_dir(dir).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .count()
+        })
     };
     while records(&trials) == 0 {
-        if start.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
+        if start.elapsed() > Duration::from_mins(1) || child.try_wait().unwrap().is_some() {
             let _ = child.kill();
             return Err("the battery wrote no trial record to kill it after".into());
         }
@@ -369,7 +367,7 @@ fn all_shards_merged_equal_the_unpartitioned_run() -> Result<(), Failed> {
         shards.push(cfg.out);
     }
     seen.sort();
-    let mut all: Vec<String> = three.iter().map(|s| s.to_string()).collect();
+    let mut all: Vec<String> = three.iter().map(std::string::ToString::to_string).collect();
     all.sort();
     ensure!(
         seen == all,
@@ -460,28 +458,28 @@ fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> 
         ("repeats", "repeats", |c| c.repeats += 1),
         ("retries", "retries", |c| c.retries += 1),
         ("timeout", "trialTimeoutSecs", |c| {
-            c.driver.timeout += Duration::from_secs(1)
+            c.driver.timeout += Duration::from_secs(1);
         }),
         ("max turns", "maxTurns", |c| c.driver.max_turns = Some(7)),
         ("budget", "maxBudgetUsd", |c| c.max_budget_usd = Some(1.5)),
         ("class selection", "selection", |c| {
-            c.selector.classes = vec!["documented".into()]
+            c.selector.classes = vec!["documented".into()];
         }),
         ("scenario selection", "selection", |c| {
-            c.selector.globs = vec!["documented/*".into()]
+            c.selector.globs = vec!["documented/*".into()];
         }),
         ("limit", "selection", |c| c.selector.limit = Some(1)),
         ("investigator version", "investigator", |c| {
-            c.investigator_version.push_str("-other")
+            c.investigator_version.push_str("-other");
         }),
         ("model", "investigator", |c| {
-            c.driver.model = Some("other-model".into())
+            c.driver.model = Some("other-model".into());
         }),
         ("endpoint", "investigator", |c| {
-            c.endpoint = "http://other".into()
+            c.endpoint = "http://other".into();
         }),
         ("backend", "investigator", |c| {
-            c.driver.backend = anvil_bench::sandbox::Backend::Bubblewrap
+            c.driver.backend = anvil_bench::sandbox::Backend::Bubblewrap;
         }),
         ("controls", "arms", |c| c.controls = true),
     ];
@@ -620,7 +618,7 @@ fn a_merge_keeps_what_the_shards_say_against_it() -> Result<(), Failed> {
     ensure!(!doc.complete, "a merge with a trial not run says complete");
     // A shard whose labels changed during its run fails the merged run.
     edit_results(&shards[1], |v| {
-        v["labelSealAfter"] = json!("sha256:changed")
+        v["labelSealAfter"] = json!("sha256:changed");
     });
     let (doc, _) = merge(&shards, &f.out("m3"), false).map_err(failed)?;
     ensure!(

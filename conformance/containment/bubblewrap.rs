@@ -103,7 +103,7 @@ pub(super) fn bwrap_rails() -> Result<(), Failed> {
         args: vec!["-c".into(), script],
         cwd: run.clone(),
         env: BTreeMap::from([("PATH".to_string(), SH_PATH.to_string())]),
-        timeout: Duration::from_secs(60),
+        timeout: Duration::from_mins(1),
         install_hint: None,
         log_path: None,
     };
@@ -205,10 +205,10 @@ pub(super) fn bwrap_mount_inside_labels() -> Result<(), Failed> {
         ),
         ("a label file as a rail input", |plan, inner| {
             plan.rail_inputs
-                .push(inner.parent().unwrap().join("answer.json"))
+                .push(inner.parent().unwrap().join("answer.json"));
         }),
         ("a repository inside the labels directory", |plan, inner| {
-            plan.repo = inner.join("repo")
+            plan.repo = inner.join("repo");
         }),
     ];
     for (what, edit) in plans {

@@ -1,6 +1,8 @@
 //! The corpus-wide coverage rules (on a generated 45-scenario corpus) and the labels seal.
 
-use super::*;
+use super::{
+    BASE, Check, Corpus, Value, base, ensure, fails_naming, json, passes, read_json, stdout, trial,
+};
 
 pub(super) fn checks() -> Vec<Check> {
     vec![
@@ -122,7 +124,7 @@ pub(super) fn checks() -> Vec<Check> {
                 std::fs::write(&label, serde_json::to_string(&reversed).unwrap()).unwrap();
                 ensure!(c.seal()? == before, "reordering keys changed the seal");
                 c.edit(&label, |v| {
-                    v["expect"]["evidence"][0]["lines"] = json!([3, 5])
+                    v["expect"]["evidence"][0]["lines"] = json!([3, 5]);
                 });
                 let changed = c.seal()?;
                 ensure!(

@@ -1,7 +1,10 @@
 //! One trial per kind of corpus defect: each breaks the tiny valid scenario one way and
 //! expects `scenarios check` to exit 1 naming the file at fault.
 
-use super::*;
+use super::{
+    BASE, Check, Corpus, Path, SERVICE, Value, base, ensure, fails_naming, json, passes, read_json,
+    scenario_json, stdout, trial, write_json,
+};
 
 pub(super) fn checks() -> Vec<Check> {
     vec![
@@ -191,12 +194,12 @@ pub(super) fn checks() -> Vec<Check> {
                 let label = c.label(BASE);
                 for lines in [[39, 41], [0, 2], [5, 2]] {
                     c.edit(&label, |v| {
-                        v["expect"]["evidence"][0]["lines"] = json!(lines)
+                        v["expect"]["evidence"][0]["lines"] = json!(lines);
                     });
                     fails_naming(&c, false, "evidence_lines", &label)?;
                 }
                 c.edit(&label, |v| {
-                    v["expect"]["evidence"][0]["lines"] = json!([40, 40])
+                    v["expect"]["evidence"][0]["lines"] = json!([40, 40]);
                 });
                 passes(&c, false)
             },

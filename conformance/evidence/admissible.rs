@@ -6,7 +6,9 @@ use libtest_mimic::Failed;
 use serde_json::json;
 
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    EMAIL_TARGET, World, ev, external_artifact_id, failed, out, refused_as, tree, write_json,
+};
 
 pub(super) fn inadmissible_at_rail() -> Result<(), Failed> {
     let w = World::new();

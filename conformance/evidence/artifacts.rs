@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 
 use super::lines_of;
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    UNIT_TARGET, World, add_ev, ev, externals, failed, git, local_artifact_id, out, rail_cli,
+    read_json,
+};
 
 pub(super) fn exact_bytes() -> Result<(), Failed> {
     let w = World::new();

@@ -5,7 +5,10 @@
 use libtest_mimic::Failed;
 
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    UNIT_TARGET, World, add_ev, ev, failed, out, rail_cli, read_json, refused_as, stderr, stdout,
+    tree,
+};
 
 /// Opens the unit case on a world prepared by `setup` (which returns the path to request),
 /// deposits one good artifact, then asks for the bad coordinate: it must be refused with

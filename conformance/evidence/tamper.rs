@@ -8,7 +8,10 @@ use serde_json::{Value, json};
 
 use super::lines_of;
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, add_ev, bytes_of, claim, externals, failed, freeze, frozen_unit, lifecycle_json,
+    local_artifact_id, out, read_json, refused_as, unit_proposal, write_json, write_proposal,
+};
 
 /// A genuine doc artifact relabelled `implementation` (0.9 instead of 0.6), with its id
 /// re-derived so it is self-consistent, must not survive freeze-research: the kind is the

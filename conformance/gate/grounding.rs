@@ -7,7 +7,7 @@ use libtest_mimic::Failed;
 use serde_json::json;
 
 use super::passes_agrees_with_reasons;
-use crate::support::*;
+use crate::support::{World, claim, ev, failed, freeze, unit_proposal, write_proposal};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

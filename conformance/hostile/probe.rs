@@ -38,15 +38,14 @@ pub fn run(
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    match rx.recv_timeout(DEADLINE) {
-        Ok(out) => out.map_err(|e| format!("wait: {e}").into()),
-        Err(_) => {
-            // SAFETY: signalling the child this function spawned (it has not been reaped).
-            unsafe {
-                libc::kill(pid as i32, libc::SIGKILL);
-            }
-            Err(format!("`anvil-bench {}` hung for {DEADLINE:?}", args.join(" ")).into())
+    if let Ok(out) = rx.recv_timeout(DEADLINE) {
+        out.map_err(|e| format!("wait: {e}").into())
+    } else {
+        // SAFETY: signalling the child this function spawned (it has not been reaped).
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
         }
+        Err(format!("`anvil-bench {}` hung for {DEADLINE:?}", args.join(" ")).into())
     }
 }
 

@@ -8,7 +8,9 @@ use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, bytes_of, failed, frozen_unit, out, read_json, unit_proposal, write_json, write_proposal,
+};
 
 pub(super) fn critique_edited_to_pass() -> Result<(), Failed> {
     let w = World::new();

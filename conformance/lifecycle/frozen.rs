@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 
 use super::decline;
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, bytes_of, failed, frozen_unit, lifecycle_json, msg, out, read_json, refused_as,
+    unit_proposal, write_json, write_proposal,
+};
 
 pub(super) fn freeze_hashes() -> Result<(), Failed> {
     let w = World::new();

@@ -1,4 +1,4 @@
-//! R-LC-5 and R-LC-9: proposal_generated only with a passing validation record, and
+//! R-LC-5 and R-LC-9: `proposal_generated` only with a passing validation record, and
 //! every decline carrying the artifacts, claims, conflicts and critique it learned.
 
 use crate::support::rails;
@@ -9,7 +9,10 @@ use serde_json::json;
 
 use super::decline;
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, bytes_of, claim, ev, failed, freeze, frozen_unit, out, rail_cli, read_json, refused_as,
+    unit_proposal, unit_research, write_proposal,
+};
 
 pub(super) fn generated_without_record() -> Result<(), Failed> {
     let w = World::new();

@@ -9,7 +9,10 @@ use serde_json::json;
 
 use super::decline;
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    UNIT_TARGET, World, bytes_of, claim, failed, freeze, frozen_unit, open_inferred_unit, out,
+    rail_cli, read_json, refused_as, unit_proposal, unit_research_in, write_proposal,
+};
 
 /// The inferred-unit case (current value `s`) with research from `research`, frozen;
 /// `supported` must be refused and nothing written.

@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 
 use super::{decline, state};
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, add_ev, bytes_of, claim_input, failed, frozen_unit, lifecycle_json, msg, out, read_json,
+    refused_as, tree, unit_proposal, unit_research, write_proposal,
+};
 
 /// The rail is refused as an illegal transition and lifecycle.json and output/ are
 /// byte-identical afterwards.

@@ -7,7 +7,9 @@ use serde_json::json;
 
 use super::unknown_rejection;
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, externals, failed, lifecycle_json, msg, out, read_json, unit_research, write_json,
+};
 
 /// A hand-written key inside `verification`, on a verified local artifact and on an
 /// unverified external one, is rejected at freeze naming its exact path.

@@ -6,7 +6,7 @@ use libtest_mimic::Failed;
 use serde_json::json;
 
 use super::{close_plain, f};
-use crate::support::*;
+use crate::support::{UNIT_TARGET, World, freeze, unit_proposal, unit_research_in, write_proposal};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

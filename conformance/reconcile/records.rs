@@ -8,7 +8,7 @@ use libtest_mimic::Failed;
 use serde_json::json;
 
 use super::{close_plain, f, investigate, unit_run};
-use crate::support::*;
+use crate::support::{World, read_json, reseal};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

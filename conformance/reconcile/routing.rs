@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::{close_plain, f, routed_to_review};
 use crate::Check;
-use crate::support::*;
+use crate::support::World;
 
 pub fn checks() -> Vec<Check> {
     vec![Check {

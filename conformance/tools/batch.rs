@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{r, read_ctx, world, world_with};
 use crate::ensure;
-use crate::support::*;
+use crate::support::{failed, msg, read_json};
 
 pub(super) fn whole_batch() -> Result<(), Failed> {
     let q = world()?;

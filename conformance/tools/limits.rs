@@ -6,7 +6,7 @@ use libtest_mimic::Failed;
 use serde_json::json;
 
 use super::{Q, r, refused_doc, world};
-use crate::support::*;
+use crate::support::{UNIT_TARGET, failed, read_json, tree};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{PAYMENTS, r, read_ctx, refused_doc, world};
 use crate::ensure;
-use crate::support::*;
+use crate::support::{failed, journal, lifecycle_json, rail_cli, stderr, write_json};
 
 pub(super) fn provenance_source() -> Result<(), Failed> {
     let q = world()?;

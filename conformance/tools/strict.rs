@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{r, read_ctx, refused_doc, world};
 use crate::ensure;
-use crate::support::*;
+use crate::support::{failed, msg};
 
 pub(super) fn allowlist() -> Result<(), Failed> {
     let names: Vec<&str> = tools::operations().iter().map(|o| o.name).collect();

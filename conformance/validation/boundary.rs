@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{check, checks_on, stopped};
 use crate::ensure;
-use crate::support::*;
+use crate::support::{World, failed, frozen_unit, msg, unit_proposal, write_proposal};
 
 pub(super) fn outside_boundary_refused() -> Result<(), Failed> {
     for (field, value) in [

@@ -9,7 +9,10 @@ use serde_json::json;
 
 use super::{check, fails_on, validated};
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, claim, ev, externals, freeze, frozen_unit, lifecycle_json, unit_proposal, unit_research,
+    write_proposal,
+};
 
 pub(super) fn value_differs_from_claim() -> Result<(), Failed> {
     let w = World::new();

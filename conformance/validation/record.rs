@@ -7,7 +7,10 @@ use serde_json::Value;
 
 use super::validated;
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, frozen_unit, lifecycle_json, out, rail_cli, read_json, stdout, unit_proposal,
+    write_proposal,
+};
 
 pub(super) fn record_holds_verdict_and_hash() -> Result<(), Failed> {
     let w = World::new();

@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 
 use super::{check, checks_on, fails_on, stopped, stopped_run, validated};
 use crate::ensure;
-use crate::support::*;
+use crate::support::{
+    World, claim, claim_input, ev, failed, freeze, msg, rejected_doc, unit_proposal, unit_research,
+    write_proposal,
+};
 
 const PAYMENT_ID: &str = "op.create_payment.output.body.payment_id";
 

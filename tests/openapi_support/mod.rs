@@ -1,4 +1,4 @@
-//! Helpers shared by the OpenAPI test crates: the fixtures, the CLI, parsing.
+//! Helpers shared by the `OpenAPI` test crates: the fixtures, the CLI, parsing.
 
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
