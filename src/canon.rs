@@ -34,6 +34,7 @@ pub fn canonical_json<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 /// Lowercase hex sha256 of `bytes`.
+#[must_use]
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
@@ -53,6 +54,7 @@ pub fn canonical_hash<T: Serialize + ?Sized>(value: &T) -> String {
 }
 
 /// sha256 of raw bytes, as `sha256:<hex>`.
+#[must_use]
 pub fn bytes_hash(bytes: &[u8]) -> String {
     format!("sha256:{}", sha256_hex(bytes))
 }

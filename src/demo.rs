@@ -239,6 +239,7 @@ fn run_case(dir: &Path, air: &Path, next: &Path, case: &Scripted) -> Result<Demo
 }
 
 /// A fresh directory for the demo under the system temp dir.
+#[must_use]
 pub fn default_dir() -> PathBuf {
     std::env::temp_dir().join(format!("anvil-demo-{}", ulid::Ulid::new()))
 }

@@ -135,21 +135,25 @@ impl Limit {
         Limit::ToolRequestBytes,
     ];
 
+    #[must_use]
     pub fn spec(self) -> &'static Spec {
         // The table is in declaration order (a unit test holds it to that).
         &TABLE[self as usize]
     }
 
     /// The cap's name, e.g. `DOC_BYTES`.
+    #[must_use]
     pub fn name(self) -> &'static str {
         self.spec().name
     }
 
     /// The variable that overrides it, e.g. `ANVIL_MAX_DOC_BYTES`.
+    #[must_use]
     pub fn var(self) -> String {
         format!("ANVIL_MAX_{}", self.name())
     }
 
+    #[must_use]
     pub fn default_value(self) -> u64 {
         self.spec().default
     }
@@ -182,6 +186,7 @@ impl Limit {
     }
 
     /// The refusal for an input of `actual` bytes (`None`: more than the cap, size unknown).
+    #[must_use]
     pub fn exceeded(self, cap: u64, actual: Option<u64>) -> LimitError {
         LimitError::Exceeded {
             name: self.name(),
@@ -224,6 +229,7 @@ impl From<ReadError> for io::Error {
 
 impl ReadError {
     /// The limit refusal, when that is what this is.
+    #[must_use]
     pub fn limit(&self) -> Option<&LimitError> {
         match self {
             ReadError::Limit(l) => Some(l),

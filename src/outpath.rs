@@ -33,6 +33,7 @@ pub enum OutPathError {
 
 impl OutPathError {
     /// A stable name for `--json` error documents.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             OutPathError::Refused { .. } => "bad_output_path",

@@ -138,6 +138,7 @@ impl Brief {
     /// The evidence kind and strength of a repository-relative path (`None`: outside every
     /// scope, so the engine would refuse it). Globs match whole paths; `*` stays within
     /// one path segment.
+    #[must_use]
     pub fn classify(&self, rel_path: &str) -> Option<(&str, f64)> {
         let kind = self.scopes.iter().find_map(|(glob, kind)| {
             let m = GlobBuilder::new(glob)

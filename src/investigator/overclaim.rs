@@ -24,6 +24,7 @@ use crate::skill::ValueConstraint;
 const CITED: usize = 2;
 
 /// A value of `constraint` other than `right` (the first in vocabulary order).
+#[must_use]
 pub fn wrong_value(constraint: Option<&ValueConstraint>, right: Option<&Value>) -> Value {
     match constraint {
         Some(ValueConstraint::Boolean) => json!(right != Some(&json!(true))),

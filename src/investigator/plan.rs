@@ -74,6 +74,7 @@ pub struct Frozen {
 }
 
 impl Frozen {
+    #[must_use]
     pub fn rejection(&self, claim: &str) -> Option<&str> {
         self.rejected
             .iter()
@@ -137,6 +138,7 @@ pub struct Outcome {
 
 /// Groups hits into windows (hits at most 2·CONTEXT apart share one), admissible paths
 /// only, ranked strongest kind and most hits first.
+#[must_use]
 pub fn windows(brief: &Brief, hits: &[Hit]) -> Vec<Window> {
     let mut out: Vec<Window> = Vec::new();
     for hit in hits {
@@ -177,6 +179,7 @@ pub fn windows(brief: &Brief, hits: &[Hit]) -> Vec<Window> {
 /// The windows to read, at most [`MAX_READS`], in rank order: the best window of each
 /// evidence kind first — so documentation is read even where code mentions the target
 /// too, and prose gets its vote — then the rest by rank.
+#[must_use]
 pub fn select(ranked: Vec<Window>) -> Vec<Window> {
     let mut take = vec![false; ranked.len()];
     let mut kinds: Vec<&str> = Vec::new();
@@ -436,6 +439,7 @@ fn proves_current(brief: &Brief, value: &Value) -> bool {
 }
 
 /// The brief's skeleton with the value, grounding and rationale filled in.
+#[must_use]
 pub fn proposal(brief: &Brief, value: &Value, claim: &str, rationale: &str) -> Value {
     let mut p = brief.skeleton.clone().unwrap_or_else(|| {
         json!({"format": "anvil-proposal", "formatVersion": 1, "skill": brief.skill,

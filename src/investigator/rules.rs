@@ -28,6 +28,7 @@ pub enum Field {
 }
 
 impl Field {
+    #[must_use]
     pub fn parse(field: &str) -> Option<Field> {
         Some(match field {
             "unit" => Field::Unit,
@@ -170,6 +171,7 @@ pub fn sensitivity_of_line(line: &str) -> Option<&'static str> {
 }
 
 /// The prose of a comment line (`#`, `//`, `/*`, `*`, `--`, docstring quotes), if it is one.
+#[must_use]
 pub fn comment_text(line: &str) -> Option<&str> {
     let t = line.trim_start();
     for marker in ["///", "//!", "//", "#", "/*", "*", "--", "\"\"\"", "'''"] {
@@ -187,6 +189,7 @@ pub fn comment_text(line: &str) -> Option<&str> {
 
 /// A sentence built from a prose line: markup stripped, capitalised, ending with a period.
 /// `None` when fewer than four words remain.
+#[must_use]
 pub fn sentence(prose: &str) -> Option<String> {
     let cleaned: String = prose.replace('`', "");
     let cleaned = cleaned
@@ -272,6 +275,7 @@ impl Tally {
 
 /// Infers a value for `field` from `regions`, where `needles` are the strings that name the
 /// target and `allowed` the admissible values (empty: any).
+#[must_use]
 pub fn infer(field: Field, needles: &[String], allowed: &[String], regions: &[Region]) -> Verdict {
     let mut tallies: Vec<Tally> = Vec::new();
     for (ri, region) in regions.iter().enumerate() {

@@ -92,6 +92,7 @@ fn result_text(content: Option<&Value>) -> String {
 
 /// The usage of a request: the system prompt and tool definitions are the cacheable
 /// prefix, the last message the newest.
+#[must_use]
 pub fn usage(body: &Value, body_len: usize, output: &Value) -> Usage {
     let msgs = messages(body);
     let first = !msgs
@@ -107,6 +108,7 @@ pub fn usage(body: &Value, body_len: usize, output: &Value) -> Usage {
 }
 
 /// Usage in the Messages API's words.
+#[must_use]
 pub fn usage_json(u: Usage) -> Value {
     json!({
         "input_tokens": u.input_tokens,
@@ -165,6 +167,7 @@ impl Reply {
     }
 
     /// The non-streaming response body.
+    #[must_use]
     pub fn message_json(&self) -> Value {
         json!({
             "id": self.id,
@@ -240,6 +243,7 @@ impl Reply {
 }
 
 /// The body of an API error, in the API's shape.
+#[must_use]
 pub fn error_json(kind: &str, message: &str) -> Value {
     json!({"type": "error", "error": {"type": kind, "message": message}})
 }

@@ -41,6 +41,7 @@ impl Shell {
     }
 
     /// Runs `command` (`description` says why, where the tool takes one).
+    #[must_use]
     pub fn run(self, command: String, description: &str) -> Action {
         match self {
             Shell::Bash => Action {
@@ -75,6 +76,7 @@ pub enum ClientTools {
 impl ClientTools {
     /// MCP when the request offers every `mcp__anvil__*` tool the plan uses, else the
     /// shell; `None` when it offers neither.
+    #[must_use]
     pub fn of(conv: &Conversation) -> Option<ClientTools> {
         let shell = Shell::of(conv);
         if mcp_tools::TOOLS_USED.iter().all(|t| conv.offers(t)) {
@@ -87,6 +89,7 @@ impl ClientTools {
     }
 
     /// One search for any of `needles`.
+    #[must_use]
     pub fn search(self, brief: &Brief, needles: &[String]) -> Vec<Action> {
         match self {
             ClientTools::Bash { shell, .. } => {
@@ -104,6 +107,7 @@ impl ClientTools {
         }
     }
 
+    #[must_use]
     pub fn found(self, brief: &Brief, results: &[ToolResult]) -> Found {
         match self {
             ClientTools::Bash { .. } => Found {
@@ -118,6 +122,7 @@ impl ClientTools {
     }
 
     /// Reads `w` (a window of a repository-relative path).
+    #[must_use]
     pub fn read(self, brief: &Brief, w: &Window) -> Action {
         let file = format!("{}/{}", brief.repository.trim_end_matches('/'), w.path);
         match self {
@@ -146,6 +151,7 @@ impl ClientTools {
     }
 
     /// The numbered lines of `w` in a read's result.
+    #[must_use]
     pub fn lines(self, r: &ToolResult, w: &Window) -> Vec<(u32, String)> {
         match self {
             ClientTools::Bash { .. } => numbered_lines(&r.text, w),
@@ -154,6 +160,7 @@ impl ClientTools {
     }
 
     /// Cites lines `start..=end` of `path`; `n` numbers the citation within the run.
+    #[must_use]
     pub fn add_evidence(self, path: &str, start: u32, end: u32, n: usize) -> Action {
         match self {
             ClientTools::Bash { shell, .. } => shell.run(
@@ -168,6 +175,7 @@ impl ClientTools {
     }
 
     /// Claims `value`; `n` numbers the claim within the run.
+    #[must_use]
     pub fn add_claim(
         self,
         predicate: &str,
@@ -195,6 +203,7 @@ impl ClientTools {
     }
 
     /// The id (`ev-…`, `cl-…`) a successful rail call created.
+    #[must_use]
     pub fn id(self, r: &ToolResult, prefix: &str) -> Option<String> {
         match self {
             ClientTools::Bash { .. } => id_in(r, prefix),
@@ -202,6 +211,7 @@ impl ClientTools {
         }
     }
 
+    #[must_use]
     pub fn freeze(self) -> Action {
         match self {
             ClientTools::Bash { shell, .. } => {
@@ -221,6 +231,7 @@ impl ClientTools {
     }
 
     /// Asks where the run is, when the client's environment block does not say.
+    #[must_use]
     pub fn locate(self) -> Action {
         match self {
             ClientTools::Bash { shell, .. } => {
@@ -231,6 +242,7 @@ impl ClientTools {
     }
 
     /// The run directory a [`ClientTools::locate`] result names.
+    #[must_use]
     pub fn located(self, r: &ToolResult) -> Option<String> {
         let dir = match self {
             ClientTools::Bash { .. } => r.text.trim().to_string(),
@@ -240,6 +252,7 @@ impl ClientTools {
     }
 
     /// Writes output/proposal.json without a `Write` tool: through the shell, if any.
+    #[must_use]
     pub fn write_without_write_tool(self, text: &str) -> Option<Action> {
         match self {
             ClientTools::Bash { shell, .. } | ClientTools::Mcp { shell: Some(shell) } => {
@@ -249,6 +262,7 @@ impl ClientTools {
         }
     }
 
+    #[must_use]
     pub fn validate(self) -> Action {
         match self {
             ClientTools::Bash { shell, .. } => {
@@ -268,6 +282,7 @@ impl ClientTools {
     }
 
     /// Finalizes: as validated, or declined with `(status, reason)`.
+    #[must_use]
     pub fn finalize(self, decline: Option<(&str, &str)>) -> Action {
         match (self, decline) {
             (ClientTools::Bash { shell, .. }, None) => {
@@ -290,6 +305,7 @@ impl ClientTools {
     /// Whether one of the plan's own calls (a search, a read, a rail) failed: an error, or —
     /// through MCP, whose refusals Codex does not flag — a result that is not the server's
     /// JSON.
+    #[must_use]
     pub fn failed(self, r: &ToolResult) -> bool {
         match self {
             ClientTools::Bash { .. } => r.is_error,
@@ -299,6 +315,7 @@ impl ClientTools {
 
     /// A one-line account of a result: the outcome a finalize recorded, or why a call
     /// failed.
+    #[must_use]
     pub fn summary(self, r: &ToolResult) -> String {
         match self {
             ClientTools::Bash { .. } => first_line(&r.text),
@@ -312,6 +329,7 @@ fn rail(args: &str) -> String {
 }
 
 /// Quotes `s` for a POSIX shell.
+#[must_use]
 pub fn sh_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()

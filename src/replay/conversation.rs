@@ -31,6 +31,7 @@ impl Turn {
         }
     }
 
+    #[must_use]
     pub fn has_tool_use(&self) -> bool {
         self.blocks
             .iter()
@@ -69,6 +70,7 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    #[must_use]
     pub fn offers(&self, tool: &str) -> bool {
         self.tools.iter().any(|t| t == tool)
     }
@@ -87,11 +89,13 @@ pub struct Usage {
 }
 
 /// About four bytes a token, at least one.
+#[must_use]
 pub fn tokens(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4).max(1)
 }
 
 /// The byte length of `v` as JSON (0 when absent).
+#[must_use]
 pub fn json_len(v: Option<&Value>) -> usize {
     v.map(|v| v.to_string().len()).unwrap_or(0)
 }
@@ -101,6 +105,7 @@ impl Usage {
     /// system prompt and tool definitions (`prefix_len` bytes) are the cacheable prefix:
     /// written to the cache on a conversation's first request (`first`), read from it
     /// afterwards, when the newest message (`newest_len` bytes) is what gets written.
+    #[must_use]
     pub fn from_sizes(
         prefix_len: usize,
         body_len: usize,
@@ -125,6 +130,7 @@ impl Usage {
 
 /// Splits `s` into pieces of at most `max` bytes on character boundaries (at least one
 /// piece, possibly empty).
+#[must_use]
 pub fn chunks(s: &str, max: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut rest = s;

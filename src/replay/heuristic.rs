@@ -22,6 +22,7 @@ use crate::investigator::brief::Brief;
 use crate::investigator::plan::{self, Found, Frozen, Hands, Lines, Move, Window};
 
 /// The next turn of the heuristic investigation for `conv`.
+#[must_use]
 pub fn answer(conv: &Conversation) -> Turn {
     let Some(tools) = ClientTools::of(conv) else {
         return Turn::text(

@@ -56,6 +56,7 @@ pub fn rail(name: &str, mut args: Value) -> Action {
     tool(name, args)
 }
 
+#[must_use]
 pub fn find_text(needle: &str) -> Action {
     tool(
         "source_find_text",
@@ -63,6 +64,7 @@ pub fn find_text(needle: &str) -> Action {
     )
 }
 
+#[must_use]
 pub fn read_context(w: &Window) -> Action {
     tool(
         "source_read_context",
@@ -70,6 +72,7 @@ pub fn read_context(w: &Window) -> Action {
     )
 }
 
+#[must_use]
 pub fn add_evidence(path: &str, start: u32, end: u32, n: usize) -> Action {
     rail(
         "add_evidence",
@@ -78,6 +81,7 @@ pub fn add_evidence(path: &str, start: u32, end: u32, n: usize) -> Action {
     .keyed(&format!("anvil-replay-add_evidence-{n}"))
 }
 
+#[must_use]
 pub fn add_claim(predicate: &str, value: &Value, artifacts: &[String], n: usize) -> Action {
     rail(
         "add_claim",
@@ -95,6 +99,7 @@ impl Action {
 
 /// A successful result's JSON document (the server pretty-prints it; a client may add text
 /// around it).
+#[must_use]
 pub fn json_of(r: &ToolResult) -> Option<Value> {
     if r.is_error {
         return None;
@@ -114,6 +119,7 @@ fn operation_result(r: &ToolResult) -> Option<Value> {
 
 /// Hits of every search, in path and line order without repeats, and the checked files'
 /// lengths.
+#[must_use]
 pub fn found(results: &[ToolResult]) -> Found {
     let mut out = Found::default();
     for r in results {
@@ -147,6 +153,7 @@ pub fn found(results: &[ToolResult]) -> Found {
 }
 
 /// The lines of `w` in a `source_read_context` result, without trailing blank lines.
+#[must_use]
 pub fn context_lines(r: &ToolResult, w: &Window) -> Vec<(u32, String)> {
     let Some(result) = operation_result(r) else {
         return vec![];
@@ -241,6 +248,7 @@ pub fn validated(r: &ToolResult) -> Result<(), String> {
 
 /// One line about a result: a refusal's text without the client's wrapping, or the
 /// `status` a finalize recorded.
+#[must_use]
 pub fn summary(r: &ToolResult) -> String {
     if !r.is_error
         && let Some(status) = json_of(r).and_then(|d| d["status"].as_str().map(str::to_string))

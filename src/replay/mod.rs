@@ -80,6 +80,7 @@ impl Player {
         Script::parse(&text).map(Player::Script)
     }
 
+    #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
             Player::Script(_) => "script",
@@ -90,6 +91,7 @@ impl Player {
     /// The turn that answers `conv`, and what kind of request it was. A request that
     /// offers no tools is a side call of the client (a title, a quota probe): it gets a
     /// short text reply.
+    #[must_use]
     pub fn turn(&self, conv: &Conversation) -> (Turn, &'static str) {
         if conv.tools.is_empty() {
             return (Turn::text("Replay model."), "auxiliary");
@@ -102,6 +104,7 @@ impl Player {
     }
 
     /// The full reply to a Messages API request body of `body_len` bytes.
+    #[must_use]
     pub fn reply(&self, body: &Value, body_len: usize) -> (Reply, &'static str) {
         let conv = api::conversation(body);
         let (turn, kind) = self.turn(&conv);
@@ -112,6 +115,7 @@ impl Player {
     }
 
     /// The full response to a Responses API request body of `body_len` bytes.
+    #[must_use]
     pub fn respond(&self, body: &Value, body_len: usize) -> (responses::Response, &'static str) {
         let conv = responses::conversation(body);
         let (turn, kind) = self.turn(&conv);
@@ -395,6 +399,7 @@ async fn models(State(shared): State<Arc<Shared>>, uri: Uri) -> Response {
 }
 
 /// The streaming response: the reply's events, framed by axum's SSE support.
+#[must_use]
 pub fn sse_response(reply: &Reply) -> Response {
     sse(reply.sse_events())
 }

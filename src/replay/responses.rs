@@ -223,6 +223,7 @@ fn usage(body: &Value, body_len: usize, output: &Value) -> Usage {
 }
 
 /// Usage in the Responses API's words: cached tokens are counted inside the input.
+#[must_use]
 pub fn usage_json(u: Usage) -> Value {
     let input = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
     json!({
@@ -299,6 +300,7 @@ impl Response {
     }
 
     /// Whether the turn calls a tool (the client runs it and asks again).
+    #[must_use]
     pub fn calls_tools(&self) -> bool {
         self.output.iter().any(|i| i["type"] != "message")
     }
@@ -312,6 +314,7 @@ impl Response {
     }
 
     /// The non-streaming response body.
+    #[must_use]
     pub fn json(&self) -> Value {
         self.object(
             "completed",
@@ -325,6 +328,7 @@ impl Response {
     /// (text, or a function call's arguments, in several pieces so clients exercise
     /// reassembly), .output_item.done; then response.completed with the usage. Every event
     /// carries its `sequence_number`.
+    #[must_use]
     pub fn sse_events(&self) -> Vec<(&'static str, Value)> {
         let started = self.object("in_progress", json!([]), Value::Null);
         let mut events: Vec<(&'static str, Value)> = vec![
@@ -404,6 +408,7 @@ impl Response {
 }
 
 /// The body of an API error, in the Responses API's shape.
+#[must_use]
 pub fn error_json(kind: &str, message: &str) -> Value {
     json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
 }

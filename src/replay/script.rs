@@ -196,16 +196,19 @@ impl Script {
         Ok(Script { turns })
     }
 
+    #[must_use]
     pub fn len(&self) -> usize {
         self.turns.len()
     }
 
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.turns.is_empty()
     }
 
     /// The turn that answers `conv`: scripted turn N with its placeholders filled, or a
     /// closing text turn once the script is exhausted (or a placeholder cannot be filled).
+    #[must_use]
     pub fn answer(&self, conv: &Conversation) -> Turn {
         let n = conv.assistant_turns;
         let Some(turn) = self.turns.get(n) else {

@@ -152,6 +152,7 @@ pub struct Drill {
 }
 
 /// Shortens `s` to `max` characters, saying so.
+#[must_use]
 pub fn clip(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}… ({} more characters)", &s[..i], s[i..].chars().count()),
@@ -543,6 +544,7 @@ fn facts(t: &TrialRecord) -> Vec<Pair> {
 }
 
 /// The drill-down of `t`, reading its kept run under `results_dir` when there is one.
+#[must_use]
 pub fn build(t: &TrialRecord, results_dir: &Path) -> Drill {
     let (label, regions) = label_view(t);
     let mut run = RunView {

@@ -73,6 +73,7 @@ fn class_table(out: &mut String, rows: &[ClassRow], investigator: &str) {
 }
 
 /// report.md of one battery.
+#[must_use]
 pub fn render(doc: &ResultsDoc) -> String {
     let m = &doc.manifest;
     let inv = m.investigator.arm.as_str();
@@ -190,6 +191,7 @@ fn exceptions(out: &mut String, doc: &ResultsDoc) {
 }
 
 /// The markdown of `report diff`.
+#[must_use]
 pub fn render_diff(d: &Diff) -> String {
     let mut out = String::new();
     let _ = writeln!(

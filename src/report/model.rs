@@ -11,11 +11,13 @@ use crate::battery::results::{Manifest, ResultsDoc, TrialRecord};
 use crate::battery::summary::{ClassSummary, Contribution};
 
 /// A share as a whole percentage, `—` when there is none.
+#[must_use]
 pub fn pct(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{:.0}%", v * 100.0))
 }
 
 /// A difference of shares as signed points (`+40`, `-7`, `+0`).
+#[must_use]
 pub fn points(x: f64) -> String {
     let p = (x * 100.0).round();
     // `-0` reads as a sign error.
@@ -27,15 +29,18 @@ pub fn points(x: f64) -> String {
 }
 
 /// `+40 [+12, +64]`.
+#[must_use]
 pub fn interval(estimate: f64, low: f64, high: f64) -> String {
     format!("{} [{}, {}]", points(estimate), points(low), points(high))
 }
 
+#[must_use]
 pub fn usd(x: f64) -> String {
     format!("${x:.2}")
 }
 
 /// The part of a timestamp a person reads: `2026-12-01 00:25 UTC`.
+#[must_use]
 pub fn short_time(rfc3339: &str) -> String {
     match (rfc3339.get(..10), rfc3339.get(11..16)) {
         (Some(day), Some(hm)) if rfc3339.as_bytes().get(10) == Some(&b'T') => {
@@ -46,6 +51,7 @@ pub fn short_time(rfc3339: &str) -> String {
 }
 
 /// The first 12 hex digits of a `sha256:` digest.
+#[must_use]
 pub fn short_hash(h: &str) -> String {
     let hex = h.strip_prefix("sha256:").unwrap_or(h);
     hex.chars().take(12).collect()
@@ -101,6 +107,7 @@ fn class_row(c: &ClassSummary, investigator: &str) -> ClassRow {
 }
 
 /// Every class, then `overall`.
+#[must_use]
 pub fn class_rows(doc: &ResultsDoc) -> Vec<ClassRow> {
     let inv = doc.manifest.investigator.arm.as_str();
     doc.classes
@@ -121,6 +128,7 @@ pub struct Effect {
 }
 
 /// The `count` classes whose contribution is largest in size (ties by class name).
+#[must_use]
 pub fn largest_effects(doc: &ResultsDoc, count: usize) -> Vec<Effect> {
     let mut with: Vec<(&ClassSummary, &Contribution)> = doc
         .classes
@@ -152,6 +160,7 @@ pub fn largest_effects(doc: &ResultsDoc, count: usize) -> Vec<Effect> {
 
 /// Who investigated, in one phrase: `heuristic (anvil-bench 0.1.0)`,
 /// `claude-code (2.1.3, model claude-x)`.
+#[must_use]
 pub fn investigator_phrase(m: &Manifest) -> String {
     let i = &m.investigator;
     let mut parts = vec![i.version.clone()];
@@ -183,6 +192,7 @@ pub fn manifest_line_with(m: &Manifest, code: fn(&str) -> String) -> String {
 }
 
 /// The manifest line for markdown.
+#[must_use]
 pub fn manifest_line(m: &Manifest) -> String {
     manifest_line_with(m, |s| format!("`{s}`"))
 }
@@ -196,6 +206,7 @@ pub struct ControlLine {
     pub named: Vec<String>,
 }
 
+#[must_use]
 pub fn controls(doc: &ResultsDoc) -> Vec<ControlLine> {
     let mut out = Vec::new();
     if let Some(o) = &doc.controls.oracle {
@@ -235,6 +246,7 @@ pub fn controls(doc: &ResultsDoc) -> Vec<ControlLine> {
 }
 
 /// Trials of a measured arm flagged contaminated (counted wrong).
+#[must_use]
 pub fn contaminated(doc: &ResultsDoc) -> Vec<&TrialRecord> {
     doc.trials
         .iter()
@@ -243,11 +255,13 @@ pub fn contaminated(doc: &ResultsDoc) -> Vec<&TrialRecord> {
 }
 
 /// Trials that ended in an infrastructure failure (left out of every denominator).
+#[must_use]
 pub fn infra(doc: &ResultsDoc) -> Vec<&TrialRecord> {
     doc.trials.iter().filter(|t| t.infra.is_some()).collect()
 }
 
 /// What a trial's outcome was, in one word.
+#[must_use]
 pub fn outcome(t: &TrialRecord) -> &'static str {
     if t.infra.is_some() {
         "infra"
@@ -275,11 +289,13 @@ fn control_outcome(t: &TrialRecord) -> &'static str {
 }
 
 /// Whether a trial counts as a pass in JUnit and as green in the trials table.
+#[must_use]
 pub fn passed(t: &TrialRecord) -> bool {
     matches!(outcome(t), "right" | "passed" | "caught" | "contained")
 }
 
 /// The anchor of a trial's drill-down in report.html.
+#[must_use]
 pub fn anchor(id: &str) -> String {
     let stem = crate::battery::results::trial_file_name(id);
     format!("t-{}", stem.trim_end_matches(".json"))

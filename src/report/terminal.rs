@@ -11,6 +11,7 @@ use super::model;
 use crate::battery::results::ResultsDoc;
 
 /// The per-class table, the controls and the infrastructure failures.
+#[must_use]
 pub fn summary(doc: &ResultsDoc) -> String {
     let inv = doc.manifest.investigator.arm;
     let mut b = Builder::default();
