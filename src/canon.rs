@@ -2,7 +2,7 @@
 //!
 //! Every hash the engine records (AIR hash, policy hash, case.json hash, evidence content
 //! hashes) goes through this module, so "the same document" means one thing everywhere:
-//! object keys sorted, no insignificant whitespace, serde_json number formatting.
+//! object keys sorted, no insignificant whitespace, `serde_json` number formatting.
 
 use serde::Serialize;
 use serde_json::Value;

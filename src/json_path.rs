@@ -100,7 +100,7 @@ pub fn parse_versioned<T: DeserializeOwned>(
 }
 
 /// Parses JSON text into a [`Value`], refusing a key that appears twice in one object
-/// (serde_json keeps the last silently: two readers of one document could then disagree
+/// (`serde_json` keeps the last silently: two readers of one document could then disagree
 /// on what it says). The error names the duplicated key's path.
 pub fn parse(text: &str) -> Result<Value, PathError> {
     let mut de = serde_json::Deserializer::from_str(text);

@@ -20,11 +20,11 @@
 //! * [`battery`] — the scenario corpus and its labels: strict formats, `scenarios check`,
 //!   and the labels seal.
 //! * [`report`] — views of battery results: report.md, a self-contained report.html with
-//!   charts and per-trial drill-downs, JSON, JUnit, and `report diff` of two runs.
+//!   charts and per-trial drill-downs, JSON, `JUnit`, and `report diff` of two runs.
 //! * [`investigator`] — in-process, non-LLM investigators over the tool router and the
 //!   rails: the heuristic investigation (one plan, in process or through [`replay`]) and
 //!   the AIR-only baseline.
-//! * [`replay`] — `replay-model`: the Anthropic Messages API and the OpenAI Responses API on
+//! * [`replay`] — `replay-model`: the Anthropic Messages API and the `OpenAI` Responses API on
 //!   loopback, played by a script or the heuristic investigation, so the real `claude` and
 //!   the real `codex` run without a model.
 //! * [`mcp`] — `mcp serve`: the case rails as MCP tools over stdio, relayed out of a sandbox.

@@ -377,7 +377,7 @@ fn finding(tally: &Tally, regions: &[Region]) -> Finding {
     }
 }
 
-/// The spellings of a name to search for: itself, and its CamelCase or snake_case twin.
+/// The spellings of a name to search for: itself, and its CamelCase or `snake_case` twin.
 pub fn name_variants(name: &str) -> Vec<String> {
     let mut out = vec![name.to_string()];
     let twin = if name.contains('_') {

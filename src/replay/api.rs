@@ -182,7 +182,7 @@ impl Reply {
     }
 
     /// The streaming response as (event name, data) pairs, in the order the API sends them:
-    /// message_start, ping, per block start/deltas/stop, message_delta, message_stop.
+    /// `message_start`, ping, per block start/deltas/stop, `message_delta`, `message_stop`.
     /// Text and tool input arrive in several deltas so clients exercise reassembly.
     pub fn sse_events(&self) -> Vec<(&'static str, Value)> {
         let mut start_usage = self.usage;

@@ -1,4 +1,4 @@
-//! The OpenAI Responses API as the replay model speaks it (`POST /v1/responses`, what
+//! The `OpenAI` Responses API as the replay model speaks it (`POST /v1/responses`, what
 //! `codex exec` sends to a provider with `wire_api = "responses"`): reading a request's
 //! `input` items into a [`Conversation`], and writing a turn as a response object or as its
 //! stream of server-sent events.
@@ -324,9 +324,9 @@ impl Response {
     }
 
     /// The streaming response as (event name, data) pairs in the order the API sends them:
-    /// response.created and .in_progress; per output item .output_item.added, its deltas
+    /// response.created and .`in_progress`; per output item .`output_item.added`, its deltas
     /// (text, or a function call's arguments, in several pieces so clients exercise
-    /// reassembly), .output_item.done; then response.completed with the usage. Every event
+    /// reassembly), .`output_item.done`; then response.completed with the usage. Every event
     /// carries its `sequence_number`.
     #[must_use]
     pub fn sse_events(&self) -> Vec<(&'static str, Value)> {

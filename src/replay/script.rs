@@ -105,7 +105,7 @@ fn placeholders(s: &str) -> Result<Vec<Placeholder>, String> {
 }
 
 /// Strict parse naming the path of the offending value; for an unknown field the path ends
-/// with the field itself (once: serde_path_to_error already names it for plain structs).
+/// with the field itself (once: `serde_path_to_error` already names it for plain structs).
 fn parse_raw(text: &str) -> Result<RawScript, ScriptError> {
     let value: Value = crate::json_path::parse(text).map_err(|e| ScriptError {
         path: e.path,
