@@ -129,6 +129,10 @@ pub struct DemoReport {
 }
 
 /// Writes the bundled example under `dir`.
+///
+/// # Errors
+///
+/// An I/O error writing a file of the example under `dir`.
 pub fn write_example(dir: &Path) -> Result<(), CaseError> {
     for (rel, text) in EXAMPLE {
         let path = dir.join(rel);
@@ -141,6 +145,10 @@ pub fn write_example(dir: &Path) -> Result<(), CaseError> {
 }
 
 /// Runs the demo in `dir` (which must not exist or be empty).
+///
+/// # Errors
+///
+/// `dir` exists and is not empty, or any error of a rail while running a case.
 pub fn run(dir: &Path, mut progress: impl FnMut(&DemoRow)) -> Result<DemoReport, CaseError> {
     if dir.exists()
         && std::fs::read_dir(dir)

@@ -35,6 +35,12 @@ pub fn durable() -> bool {
 }
 
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename + directory fsync).
+///
+/// # Errors
+///
+/// Any I/O error creating, writing or syncing the temporary file, renaming it over `path`,
+/// or syncing the directory; the temporary file is removed and `path` keeps its old
+/// content.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     // A bare file name has an empty parent: that is the current directory.
     let dir = match path.parent() {
@@ -62,6 +68,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Serialises `value` as pretty JSON (trailing newline) and writes it atomically.
+///
+/// # Errors
+///
+/// A value that does not serialise, or any error of [`write_atomic`].
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
     text.push('\n');
@@ -69,12 +79,20 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> io::Res
 }
 
 /// fsyncs a directory so renames inside it are durable.
+///
+/// # Errors
+///
+/// The I/O error opening or syncing `dir`.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
 /// Appends one line to a file and fsyncs it. Used for append-only journals, where each line
 /// is a whole record: a torn final line is detectable and ignored by readers.
+///
+/// # Errors
+///
+/// Any I/O error opening (a symlink is refused), writing or syncing the file.
 pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = OpenOptions::new()
@@ -91,6 +109,11 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
 
 /// Reads a regular file, refusing a symlink (never followed), a FIFO, a device or a
 /// directory, and anything longer than `cap` bytes.
+///
+/// # Errors
+///
+/// A symlink, a FIFO, a device or a directory at `path`, a file over `cap` bytes, or any
+/// I/O error reading it.
 pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = OpenOptions::new()
@@ -129,12 +152,20 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
 }
 
 /// Absolute form of `path` without resolving symlinks (for recording where inputs live).
+///
+/// # Errors
+///
+/// The I/O error reading the current directory, for a relative `path`.
 pub fn absolute(path: &Path) -> io::Result<PathBuf> {
     std::path::absolute(path)
 }
 
 /// Writes `bytes` to a new file at `path` (refusing an existing one), fsynced when
 /// durable. The rail commit protocol stages its files with it.
+///
+/// # Errors
+///
+/// An existing file at `path`, or any I/O error writing or syncing the new one.
 pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
     let half = bytes.len() / 2;

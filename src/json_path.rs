@@ -23,6 +23,10 @@ impl std::fmt::Display for PathError {
 
 /// Deserialises `value` into `T`, reporting the path of the first error. For an unknown
 /// field the path ends with the unknown key itself.
+///
+/// # Errors
+///
+/// The first place `value` does not fit `T`, with its JSON path.
 pub fn deserialize<T: DeserializeOwned>(value: Value) -> Result<T, PathError> {
     // The tracked deserialiser costs about twice the plain one; a valid document (nearly
     // every one) takes the plain path, and only a refusal is replayed to find its path.
@@ -52,12 +56,21 @@ pub fn deserialize<T: DeserializeOwned>(value: Value) -> Result<T, PathError> {
 }
 
 /// Deserialises JSON text into `T` with path-carrying errors.
+///
+/// # Errors
+///
+/// Text that is not JSON, or the first place it does not fit `T`, with its path.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, PathError> {
     deserialize(parse(text)?)
 }
 
 /// Reads a versioned document from `file`: a regular file of at most the cap in force for
 /// `limit`, then [`parse_versioned`]. The error is a message to prefix with the file.
+///
+/// # Errors
+///
+/// A file that is not regular, over the cap, unreadable, or any error of
+/// [`parse_versioned`].
 pub fn read_versioned<T: DeserializeOwned>(
     file: &std::path::Path,
     format: &str,
@@ -70,6 +83,11 @@ pub fn read_versioned<T: DeserializeOwned>(
 
 /// Parses a versioned document: JSON with no repeated key, `format` equal to `format` and
 /// `formatVersion` to `version`, then the strict type (unknown keys named by path).
+///
+/// # Errors
+///
+/// Text that is not JSON, a repeated key, a missing or different `format`, a missing, newer
+/// or older `formatVersion`, or the first place the document does not fit `T`.
 pub fn parse_versioned<T: DeserializeOwned>(
     bytes: &[u8],
     format: &str,
@@ -102,6 +120,10 @@ pub fn parse_versioned<T: DeserializeOwned>(
 /// Parses JSON text into a [`Value`], refusing a key that appears twice in one object
 /// (`serde_json` keeps the last silently: two readers of one document could then disagree
 /// on what it says). The error names the duplicated key's path.
+///
+/// # Errors
+///
+/// Text that is not JSON, or a key repeated in one object (its path named).
 pub fn parse(text: &str) -> Result<Value, PathError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let stack = RefCell::new(Vec::new());
@@ -127,6 +149,10 @@ pub fn parse(text: &str) -> Result<Value, PathError> {
 }
 
 /// Parses JSON bytes like [`parse`] (they must be UTF-8).
+///
+/// # Errors
+///
+/// Bytes that are not UTF-8, or any error of [`parse`].
 pub fn parse_slice(bytes: &[u8]) -> Result<Value, PathError> {
     let text = std::str::from_utf8(bytes).map_err(|e| PathError {
         path: ".".into(),

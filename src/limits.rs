@@ -159,6 +159,10 @@ impl Limit {
     }
 
     /// The cap in force: the override when the variable is set, else the default.
+    ///
+    /// # Errors
+    ///
+    /// An override that is set but not a valid cap (see [`Limit::parse_override`]).
     pub fn value(self) -> Result<u64, LimitError> {
         match std::env::var_os(self.var()) {
             None => Ok(self.default_value()),
@@ -168,6 +172,10 @@ impl Limit {
 
     /// Parses an override strictly: ASCII digits only (no sign, space, unit or separator),
     /// at least 1, at most `u64::MAX`.
+    ///
+    /// # Errors
+    ///
+    /// Anything but ASCII digits, zero, or a number over `u64::MAX`.
     pub fn parse_override(self, raw: &str) -> Result<u64, LimitError> {
         let bad = |reason| LimitError::BadOverride {
             var: self.var(),
@@ -197,6 +205,10 @@ impl Limit {
     }
 
     /// Refuses a length over the cap in force.
+    ///
+    /// # Errors
+    ///
+    /// `len` over the cap in force, or an invalid override.
     pub fn check(self, len: usize) -> Result<(), LimitError> {
         let cap = self.value()?;
         let len = len as u64;
@@ -241,6 +253,11 @@ impl ReadError {
 /// Reads a regular file of at most the cap in force for `limit`: a symlink is never
 /// followed, and a FIFO, a device or a directory is refused without blocking (see
 /// [`crate::fsio::read_regular`]). The caller names the file in its error.
+///
+/// # Errors
+///
+/// A symlink, FIFO, device or directory, a file over the cap, an invalid override, or an
+/// I/O error.
 pub fn read_capped(path: &Path, limit: Limit) -> Result<Vec<u8>, ReadError> {
     let cap = limit.value()?;
     crate::fsio::read_regular(path, cap).map_err(|e| over_cap(path, limit, cap, e))
@@ -262,6 +279,10 @@ fn over_cap(path: &Path, limit: Limit, cap: u64, e: io::Error) -> ReadError {
 
 /// Reads all of `reader` up to the cap in force for `limit` (stdin, a socket): refused
 /// after `cap + 1` bytes, without reading further.
+///
+/// # Errors
+///
+/// More than the cap in force, an invalid override, or an I/O error reading.
 pub fn read_stream_capped(reader: impl Read, limit: Limit) -> Result<Vec<u8>, ReadError> {
     let cap = limit.value()?;
     let mut out = Vec::new();

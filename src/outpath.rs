@@ -46,6 +46,11 @@ const FILE_RULE: &str = "goes to a new path or over a regular file";
 const DIR_RULE: &str = "directory is a new path or an existing directory";
 
 /// Checks that `path` may receive an output file: absent, or a regular file (not a link).
+///
+/// # Errors
+///
+/// A symlink, a directory, a device, a FIFO or a socket at `path`, or an I/O error looking
+/// at it.
 pub fn check_file(path: &Path) -> Result<(), OutPathError> {
     match what_is(path)? {
         None | Some(Entry::File) => Ok(()),
@@ -55,6 +60,10 @@ pub fn check_file(path: &Path) -> Result<(), OutPathError> {
 
 /// Checks that `path` may receive an output directory: absent, or a directory (not a link
 /// to one).
+///
+/// # Errors
+///
+/// A symlink or anything but a directory at `path`, or an I/O error looking at it.
 pub fn check_dir(path: &Path) -> Result<(), OutPathError> {
     match what_is(path)? {
         None | Some(Entry::Dir) => Ok(()),

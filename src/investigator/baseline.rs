@@ -111,6 +111,11 @@ struct Reading {
 }
 
 /// Investigates the run at `run_dir` from its case document alone, and finalizes it.
+///
+/// # Errors
+///
+/// A run that cannot be opened, or a rail that fails for a reason other than refusing the
+/// move (a refusal is a decline, not an error).
 pub fn run(run_dir: &Path) -> Result<Conclusion, CaseError> {
     let mut hands = Direct::new(run_dir)?;
     let case = hands.run.doc.clone();

@@ -17,6 +17,11 @@ use crate::case::finalize::Status;
 use crate::case::views::CASE_MD;
 
 /// Investigates the run at `run_dir` and finalizes it.
+///
+/// # Errors
+///
+/// A run that cannot be opened, or a rail that fails for a reason other than refusing the
+/// move (a refusal is a decline, not an error).
 pub fn run(run_dir: &Path) -> Result<Conclusion, CaseError> {
     let mut hands = Direct::new(run_dir)?;
     let path = run_dir.join(CASE_MD);

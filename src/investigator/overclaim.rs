@@ -39,6 +39,11 @@ pub fn wrong_value(constraint: Option<&ValueConstraint>, right: Option<&Value>) 
 
 /// Runs the adversary on the open run at `run_dir`; `right` is the value it must not claim
 /// (`None` when the right outcome is a decline: any value is then wrong).
+///
+/// # Errors
+///
+/// A run that cannot be opened, or a rail that fails for a reason other than refusing the
+/// move (a refusal is a decline, not an error).
 pub fn run(run_dir: &Path, right: Option<&Value>) -> Result<Conclusion, CaseError> {
     let case = crate::case::RunHandle::open(run_dir)?.into_run().doc;
     let agent = Agent {

@@ -95,11 +95,24 @@ pub type Move<T, S> = Result<Result<T, String>, S>;
 pub trait Hands {
     type Stop;
     /// One search for any of `needles`.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now.
     fn search(&mut self, brief: &Brief, needles: &[String]) -> Result<Found, Self::Stop>;
     /// The numbered lines of each window, `None` where a read failed.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now.
     fn read(&mut self, brief: &Brief, windows: &[Window])
     -> Result<Vec<Option<Lines>>, Self::Stop>;
     /// Cites lines `start..=end` of `path`: the artifact id.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now; `Ok(Err(why))` when the rail
+    /// refused it.
     fn add_evidence(
         &mut self,
         path: &str,
@@ -108,6 +121,11 @@ pub trait Hands {
         n: usize,
     ) -> Move<String, Self::Stop>;
     /// The claim id.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now; `Ok(Err(why))` when the rail
+    /// refused it.
     fn add_claim(
         &mut self,
         predicate: &str,
@@ -115,13 +133,34 @@ pub trait Hands {
         artifacts: &[String],
         n: usize,
     ) -> Move<String, Self::Stop>;
+    /// Freezes the research: what stage 1 recorded.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now; `Ok(Err(why))` when the rail
+    /// refused it.
     fn freeze(&mut self) -> Move<Frozen, Self::Stop>;
     /// Writes `text` as output/proposal.json.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now; `Ok(Err(why))` when the file
+    /// could not be written.
     fn write_proposal(&mut self, text: &str) -> Move<(), Self::Stop>;
     /// `Err(why)` unless the verdict is pass.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now; `Ok(Err(why))` when
+    /// validation failed or was refused.
     fn validate(&mut self) -> Move<(), Self::Stop>;
     /// Finalizes as validated (`None`) or with a named status and reason: one line about
     /// what was recorded.
+    ///
+    /// # Errors
+    ///
+    /// `Err(stop)` when the adapter cannot make the move now; `Ok(Err(why))` when the rail
+    /// refused it.
     fn finalize(&mut self, named: Option<(Status, &str)>) -> Move<String, Self::Stop>;
 }
 
@@ -204,6 +243,10 @@ pub fn select(ranked: Vec<Window>) -> Vec<Window> {
 }
 
 /// Runs the investigation described by `brief` through `hands`.
+///
+/// # Errors
+///
+/// The adapter's stop, passed on as soon as a move returns it.
 pub fn investigate<H: Hands>(brief: &Brief, hands: &mut H) -> Result<Outcome, H::Stop> {
     let insufficient = Status::InsufficientEvidence;
     let Some(field) = Field::parse(&brief.field) else {

@@ -222,6 +222,10 @@ impl ClientTools {
     }
 
     /// What stage 1 recorded, or why freezing failed.
+    ///
+    /// # Errors
+    ///
+    /// The rail's refusal, in one line.
     pub fn frozen(self, r: &ToolResult) -> Result<Frozen, String> {
         match self {
             ClientTools::Bash { .. } if r.is_error => Err(first_line(&r.text)),
@@ -273,6 +277,10 @@ impl ClientTools {
     }
 
     /// `Err(why)` unless the validation passed.
+    ///
+    /// # Errors
+    ///
+    /// The failed checks or the rail's refusal, in one line.
     pub fn validated(self, r: &ToolResult) -> Result<(), String> {
         match self {
             ClientTools::Bash { .. } if r.is_error => Err(first_line(&r.text)),

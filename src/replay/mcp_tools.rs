@@ -189,6 +189,10 @@ pub fn id(r: &ToolResult, prefix: &str) -> Option<String> {
 }
 
 /// What stage 1 recorded (the research record), or why freezing failed.
+///
+/// # Errors
+///
+/// The server's refusal, or a result that is not a research record, in one line.
 pub fn frozen(r: &ToolResult) -> Result<Frozen, String> {
     if r.is_error {
         return Err(summary(r));
@@ -221,6 +225,10 @@ pub fn frozen(r: &ToolResult) -> Result<Frozen, String> {
 
 /// `Err(why)` unless the validation's verdict is `pass`. A failing validation is a
 /// result, not a refusal: its failed checks say why.
+///
+/// # Errors
+///
+/// The failed checks, or the server's refusal, in one line.
 pub fn validated(r: &ToolResult) -> Result<(), String> {
     let doc = json_of(r).ok_or_else(|| summary(r))?;
     if doc["verdict"] == "pass" {

@@ -70,6 +70,10 @@ pub enum Player {
 
 impl Player {
     /// Loads `--script FILE`: a regular file of at most [`Limit::DocBytes`], UTF-8.
+    ///
+    /// # Errors
+    ///
+    /// A file that is not regular, over the cap, not UTF-8, or not a valid script.
     pub fn from_script_file(path: &Path) -> Result<Player, ScriptError> {
         let unreadable = |e: &dyn std::fmt::Display| ScriptError {
             path: ".".into(),
@@ -196,6 +200,11 @@ pub struct ServeOptions {
 
 /// The router, for tests and embedding. A request body over [`Limit::ReplayBodyBytes`] gets
 /// a 413 naming the cap.
+///
+/// # Errors
+///
+/// An invalid `ANVIL_MAX_REPLAY_BODY_BYTES` override, or a transcript file that cannot be
+/// opened for appending.
 pub fn router(player: Player, options: &ServeOptions) -> std::io::Result<Router> {
     let body_cap = Limit::ReplayBodyBytes
         .value()
@@ -243,6 +252,10 @@ fn open_transcript(path: &Path) -> std::io::Result<File> {
 
 /// Serves on `listener` until `shutdown` resolves; connections still open two seconds
 /// later are dropped.
+///
+/// # Errors
+///
+/// An I/O error of the listener.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,

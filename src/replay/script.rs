@@ -151,6 +151,11 @@ fn check_strings(v: &Value, path: &str) -> Result<(), ScriptError> {
 
 impl Script {
     /// Parses and checks a script document.
+    ///
+    /// # Errors
+    ///
+    /// Text that is not a script document (unknown keys, wrong format or version), or a
+    /// turn whose placeholders name a tool result that cannot exist yet.
     pub fn parse(text: &str) -> Result<Script, ScriptError> {
         let raw: RawScript = parse_raw(text)?;
         if raw.format != SCRIPT_FORMAT {
@@ -243,6 +248,10 @@ impl Script {
 }
 
 /// Replaces the placeholders in `s` from `results`.
+///
+/// # Errors
+///
+/// A malformed placeholder, or one that names a tool result the conversation does not have.
 pub fn fill(s: &str, results: &[&str]) -> Result<String, String> {
     let found = placeholders(s)?;
     let mut out = String::with_capacity(s.len());

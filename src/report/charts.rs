@@ -220,6 +220,10 @@ fn contribution_panel(
 
 /// Paired accuracy bars (baseline above, investigator below) per class, with the
 /// contribution's interval to the right.
+///
+/// # Errors
+///
+/// [`ReportError::Chart`] when the chart cannot be drawn.
 pub fn accuracy(doc: &ResultsDoc, rows: &[ClassRow]) -> Result<String, ReportError> {
     let height = 64 + ROW_PX * rows.len() as u32;
     let mut svg = String::new();
@@ -296,6 +300,10 @@ impl Labels {
 }
 
 /// Each class's cost (x) against its contribution (y), with the interval as a whisker.
+///
+/// # Errors
+///
+/// [`ReportError::Chart`] when the chart cannot be drawn.
 pub fn cost(doc: &ResultsDoc) -> Result<String, ReportError> {
     let e = |e| chart_error("cost", e);
     let (desc, xs) = cost_axis(doc);

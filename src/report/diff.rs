@@ -283,6 +283,11 @@ fn manifest_fields(
 }
 
 /// Compares two loaded runs; refuses differing corpus digests or label seals unless `force`.
+///
+/// # Errors
+///
+/// [`ReportError::Incompatible`] naming every manifest field that must match and does not,
+/// unless `force`.
 pub fn diff(a: &Loaded, b: &Loaded, force: bool) -> Result<Diff, ReportError> {
     let (forced, differences) = manifest_fields(a, b, force)?;
     let (oa, ob) = (outcomes(&a.doc), outcomes(&b.doc));
@@ -334,6 +339,10 @@ pub fn diff(a: &Loaded, b: &Loaded, force: bool) -> Result<Diff, ReportError> {
 }
 
 /// Loads two runs and compares them.
+///
+/// # Errors
+///
+/// A results document that cannot be read, or any error of [`diff`].
 pub fn diff_paths(a: &Path, b: &Path, force: bool) -> Result<Diff, ReportError> {
     diff(&super::load(a)?, &super::load(b)?, force)
 }

@@ -271,6 +271,10 @@ fn page(doc: &ResultsDoc, dir: &Path) -> Page {
 }
 
 /// report.html of one battery; `dir` is where its `runs/` would be.
+///
+/// # Errors
+///
+/// A template that fails to render, or a chart that cannot be drawn.
 pub fn render(doc: &ResultsDoc, dir: &Path) -> Result<String, ReportError> {
     let p = page(doc, dir);
     let accuracy = charts::accuracy(doc, &p.classes)?;
@@ -286,6 +290,10 @@ pub fn render(doc: &ResultsDoc, dir: &Path) -> Result<String, ReportError> {
 }
 
 /// The HTML of `report diff`.
+///
+/// # Errors
+///
+/// A template that fails to render.
 pub fn render_diff(d: &Diff) -> Result<String, ReportError> {
     render_template(
         "diff.html",

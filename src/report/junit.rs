@@ -131,6 +131,10 @@ fn case(t: &TrialRecord) -> Case {
 }
 
 /// The `JUnit` XML of one battery.
+///
+/// # Errors
+///
+/// [`ReportError::Render`] when the template fails to render.
 pub fn render(doc: &ResultsDoc) -> Result<String, ReportError> {
     let mut by_class: BTreeMap<&str, Vec<&TrialRecord>> = BTreeMap::new();
     for t in &doc.trials {

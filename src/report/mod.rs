@@ -73,6 +73,11 @@ pub struct Loaded {
 }
 
 /// Reads results.json from a results directory or the file itself.
+///
+/// # Errors
+///
+/// A path that is neither a results directory nor a results.json, or a document that is
+/// unreadable, over the cap, of another format or version, or malformed (its field named).
 pub fn load(path: &Path) -> Result<Loaded, ReportError> {
     let doc = results::read_results(path)?;
     let dir = if path.is_dir() {
@@ -127,6 +132,10 @@ fn json(doc: &ResultsDoc) -> String {
 }
 
 /// One view of a battery; `dir` is where its kept `runs/` would be (drill-downs only).
+///
+/// # Errors
+///
+/// Any error of the chosen view's renderer.
 pub fn render(doc: &ResultsDoc, dir: &Path, format: Format) -> Result<String, ReportError> {
     match format {
         Format::Markdown => Ok(markdown::render(doc)),
@@ -137,6 +146,10 @@ pub fn render(doc: &ResultsDoc, dir: &Path, format: Format) -> Result<String, Re
 }
 
 /// One view of `report diff`.
+///
+/// # Errors
+///
+/// Any error of the chosen view's renderer.
 pub fn render_diff(d: &diff::Diff, format: Format) -> Result<String, ReportError> {
     match format {
         Format::Markdown => Ok(markdown::render_diff(d)),
@@ -154,6 +167,11 @@ pub fn render_diff(d: &diff::Diff, format: Format) -> Result<String, ReportError
 
 /// Writes `text` to `path` whole (atomic rename): a new path or a regular file, never over
 /// a symlink, device, FIFO or directory (see [`crate::outpath`]).
+///
+/// # Errors
+///
+/// A destination that may not receive a file (see [`crate::outpath`]), or an I/O error
+/// writing it.
 pub fn write(path: &Path, text: &str) -> Result<(), ReportError> {
     crate::outpath::check_file(path)?;
     crate::fsio::write_atomic(path, text.as_bytes()).map_err(|source| ReportError::Write {
@@ -163,6 +181,10 @@ pub fn write(path: &Path, text: &str) -> Result<(), ReportError> {
 }
 
 /// Writes report.md and report.html beside results.json in `dir`; returns their paths.
+///
+/// # Errors
+///
+/// A view that fails to render, or any error of [`write()`].
 pub fn write_beside(dir: &Path, doc: &ResultsDoc) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     for (name, format) in [(REPORT_MD, Format::Markdown), (REPORT_HTML, Format::Html)] {
