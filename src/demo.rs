@@ -239,7 +239,7 @@ fn run_case(dir: &Path, air: &Path, next: &Path, case: &Scripted) -> Result<Demo
         target: case.target.into(),
         skill: case.skill.into(),
         status: closed.status.to_string(),
-        tier: closed.tier.map(Tier::as_str).unwrap_or("none").into(),
+        tier: closed.tier.map_or("none", Tier::as_str).into(),
         reasons: closed.reasons.clone(),
         applied_to,
         run: opened.run_dir.display().to_string(),

@@ -244,7 +244,7 @@ fn read_air(case: &CaseDoc, field: &str) -> Result<Reading, String> {
             if words.iter().any(|w| w == "per") {
                 return Err(format!("`{name}` is a rate, which no name word settles"));
             }
-            let last = words.last().map(String::as_str).unwrap_or("");
+            let last = words.last().map_or("", String::as_str);
             let (_, unit) = UNIT_SUFFIXES
                 .iter()
                 .find(|(word, _)| *word == last)

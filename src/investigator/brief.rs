@@ -129,10 +129,10 @@ impl Brief {
 
     /// The target's own name: the first search term, else the key's last segment.
     pub fn name(&self) -> &str {
-        self.search_terms
-            .first()
-            .map(String::as_str)
-            .unwrap_or_else(|| self.target.rsplit('.').next().unwrap_or(&self.target))
+        self.search_terms.first().map_or_else(
+            || self.target.rsplit('.').next().unwrap_or(&self.target),
+            String::as_str,
+        )
     }
 
     /// The evidence kind and strength of a repository-relative path (`None`: outside every
@@ -152,8 +152,7 @@ impl Brief {
             .strengths
             .iter()
             .find(|(k, _)| k == kind)
-            .map(|(_, s)| *s)
-            .unwrap_or(0.5);
+            .map_or(0.5, |(_, s)| *s);
         Some((kind, strength))
     }
 }
@@ -165,7 +164,7 @@ fn writable(writes: &str) -> Option<(String, String, Vec<String>)> {
         let l = l.trim().strip_prefix("- `")?;
         let (field, rest) = l.split_once('`')?;
         let predicate = ticked_after(rest, "(asserted by predicate ")?;
-        let constraint = rest.split_once("): ").map(|(_, c)| c).unwrap_or("");
+        let constraint = rest.split_once("): ").map_or("", |(_, c)| c);
         let allowed = match constraint.strip_prefix("one of ") {
             Some(list) => list.split(", ").map(|v| v.trim().to_string()).collect(),
             None if constraint.starts_with("true or false") => {

@@ -304,17 +304,16 @@ pub fn infer(field: Field, needles: &[String], allowed: &[String], regions: &[Re
             if !allowed_value(&value, allowed) {
                 continue;
             }
-            let i = match tallies.iter().position(|t| t.value == value) {
-                Some(i) => i,
-                None => {
-                    tallies.push(Tally {
-                        value,
-                        weight: 0.0,
-                        regions: Vec::new(),
-                        best: (0.0, String::new(), 0, String::new()),
-                    });
-                    tallies.len() - 1
-                }
+            let i = if let Some(i) = tallies.iter().position(|t| t.value == value) {
+                i
+            } else {
+                tallies.push(Tally {
+                    value,
+                    weight: 0.0,
+                    regions: Vec::new(),
+                    best: (0.0, String::new(), 0, String::new()),
+                });
+                tallies.len() - 1
             };
             tallies[i].add(region, ri, *n, text, weight);
         }
@@ -355,8 +354,8 @@ fn finding(tally: &Tally, regions: &[Region]) -> Finding {
         .iter()
         .map(|v| {
             let region = &regions[v.region];
-            let first = region.lines.first().map(|l| l.0).unwrap_or(1);
-            let last = region.lines.last().map(|l| l.0).unwrap_or(first);
+            let first = region.lines.first().map_or(1, |l| l.0);
+            let last = region.lines.last().map_or(first, |l| l.0);
             let lo = v.lines.iter().min().copied().unwrap_or(first);
             let hi = v.lines.iter().max().copied().unwrap_or(last);
             Support {

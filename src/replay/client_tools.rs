@@ -516,7 +516,7 @@ mod tests {
     #[test]
     fn the_tools_follow_what_the_request_offers() {
         let offer = |tools: &[&str]| Conversation {
-            tools: tools.iter().map(|t| t.to_string()).collect(),
+            tools: tools.iter().map(std::string::ToString::to_string).collect(),
             ..Conversation::default()
         };
         let bash = |read| {

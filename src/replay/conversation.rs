@@ -97,7 +97,7 @@ pub fn tokens(bytes: usize) -> u64 {
 /// The byte length of `v` as JSON (0 when absent).
 #[must_use]
 pub fn json_len(v: Option<&Value>) -> usize {
-    v.map(|v| v.to_string().len()).unwrap_or(0)
+    v.map_or(0, |v| v.to_string().len())
 }
 
 impl Usage {

@@ -274,7 +274,7 @@ pub async fn serve(
     let server = axum::serve(listener, router).with_graceful_shutdown(graceful);
     tokio::select! {
         r = server => r,
-        _ = async move {
+        () = async move {
             let _ = rx2.wait_for(|v| *v).await;
             tokio::time::sleep(std::time::Duration::from_secs(2)).await;
         } => Ok(()),

@@ -225,7 +225,7 @@ impl Script {
         let results: Vec<&str> = conv
             .tool_calls
             .iter()
-            .map(|c| c.result.as_ref().map(|r| r.text.as_str()).unwrap_or(""))
+            .map(|c| c.result.as_ref().map_or("", |r| r.text.as_str()))
             .collect();
         let filled: Result<Vec<Block>, String> = turn
             .blocks

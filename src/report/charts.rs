@@ -130,7 +130,7 @@ fn accuracy_panel(
                 ));
                 values.push(Text::new(
                     format!("{:.0}%", a * 100.0),
-                    (a * 100.0 + 1.0, (y0 + y1) / 2.0),
+                    (a * 100.0 + 1.0, f64::midpoint(y0, y1)),
                     value_style.clone(),
                 ));
             }

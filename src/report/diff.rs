@@ -320,7 +320,7 @@ pub fn diff(a: &Loaded, b: &Loaded, force: bool) -> Result<Diff, ReportError> {
     let only = |x: &BTreeMap<&str, Outcomes>, y: &BTreeMap<&str, Outcomes>| -> Vec<String> {
         x.keys()
             .filter(|s| !y.contains_key(*s))
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect()
     };
     Ok(Diff {

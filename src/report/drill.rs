@@ -307,7 +307,7 @@ fn claim_view(
             .map(|id| {
                 locations
                     .get(id.as_str())
-                    .map_or(id.clone(), |l| l.to_string())
+                    .map_or(id.clone(), std::string::ToString::to_string)
             })
             .collect(),
         verdict: match verdict.map(|v| v.status) {

@@ -47,7 +47,7 @@ fn expected_got(t: &TrialRecord) -> String {
         "expected: {}",
         t.expected.as_ref().map_or_else(
             || t.expected_status.clone().unwrap_or_default(),
-            |e| e.to_string()
+            std::string::ToString::to_string
         )
     );
     let got = t
