@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::driver::agent::{
+use crate::driver::investigate::{InvestigateError, InvestigateReport};
+use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
+use crate::driver::{
     AgentDriver, ClaudeCodeDriver, ClaudeTools, CodexDriver, CommandDriver, ExecutionPolicy,
 };
-use crate::driver::investigate::{InvestigateError, InvestigateReport};
-use crate::driver::runner::CancelHandle;
-use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
 use crate::exit;
+use crate::process::CancelHandle;
 use crate::sandbox::Backend;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

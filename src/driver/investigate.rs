@@ -11,13 +11,13 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::agent::{ExecutionPolicy, ProcessAgent};
 use super::env::{BASE_ALLOW, allowlisted_env, home_overrides};
-use super::runner::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
+use super::process_agent::{ExecutionPolicy, ProcessAgent};
 use super::usage::Usage;
 use crate::case::lifecycle::State;
 use crate::case::{CaseError, RunHandle};
 use crate::exit;
+use crate::process::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
 use crate::sandbox::attest::Guarantee;
 use crate::sandbox::{
     Attestation, Backend, ConnectionAttempt, ContainmentViolation, Endpoint, RepoSnapshot,

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::SandboxError;
 use super::bridge::{Bridge, Endpoint};
-use super::rails::{RAIL_SOCKET_ENV, RAIL_SOCKET_NAME, RailServer};
+use super::relay::{RAIL_SOCKET_ENV, RAIL_SOCKET_NAME, RailServer};
 use crate::case::run::{OUTPUT_DIR, WORKSPACE_DIR};
-use crate::driver::runner::{ProcessSpec, RunnerError};
+use crate::process::{ProcessSpec, RunnerError};
 
 /// Where engine-provided things appear inside the sandbox.
 pub const INSIDE_ROOT: &str = "/run/anvil-bench";

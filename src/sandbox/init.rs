@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::bridge::{Forward, serve_forwards};
-use super::rails::{RAIL_SOCKET_ENV, call};
+use super::relay::{RAIL_SOCKET_ENV, call};
 use crate::exit;
 
 /// Starts the forwards, runs `program args`, and returns the exit code to leave with.

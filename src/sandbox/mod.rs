@@ -6,7 +6,8 @@
 //!   and `output/` writable, the labels and the rest of the project not mounted, the network
 //!   unshared).
 //! * [`bridge`] — the model-endpoint bridge: the sandboxed agent's only way out.
-//! * [`rails`] — how rails called inside the sandbox reach the run through the engine.
+//! * [`relay`] — the rail relay: how rails called inside the sandbox reach the run through
+//!   the engine.
 //! * [`attest`] — the attestation of enforced and unenforced guarantees.
 //! * [`git`] — the repository's state before and after a run, and the containment violation.
 //! * [`init`] — what runs inside the sandbox first (`anvil-bench sandbox-init`).
@@ -20,15 +21,13 @@ pub mod bridge;
 pub mod bubblewrap;
 pub mod git;
 pub mod init;
-pub mod rails;
+pub mod relay;
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::driver::runner::{
-    self, CancelHandle, ExecutionRecord, LogLine, ProcessSpec, RunnerError,
-};
+use crate::process::{self, CancelHandle, ExecutionRecord, LogLine, ProcessSpec, RunnerError};
 pub use attest::{Attestation, BackendKind, ConnectionAttempt, Decision, Guarantee};
 pub use bridge::Endpoint;
 pub use bubblewrap::SandboxPlan;
@@ -162,7 +161,7 @@ pub async fn run_contained(
     let prepared = backend.prepare(spec, plan)?;
     let exclude = vec![plan.run_dir.clone()];
     let before = RepoSnapshot::capture(&plan.repo, &exclude)?;
-    let record = runner::run(&prepared.spec, cancel, on_line).await;
+    let record = process::run(&prepared.spec, cancel, on_line).await;
     let (attestation, connections) = prepared.finish();
     let record = record.map_err(SandboxError::Runner)?;
     let after = RepoSnapshot::capture(&plan.repo, &exclude)?;
