@@ -44,7 +44,6 @@ pub mod case;
 pub mod cli;
 pub mod demo;
 pub mod driver;
-pub mod exit;
 pub mod fsio;
 pub mod investigator;
 pub mod json_path;

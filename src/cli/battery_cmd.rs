@@ -13,8 +13,8 @@ use crate::battery::plan::{Partition, Selector};
 use crate::battery::results::{self, ResultsDoc};
 use crate::battery::runner::{self, BatteryError, Config, Event, Verdict};
 use crate::battery::trial::DriverConfig;
+use crate::cli::exit;
 use crate::driver::ClaudeTools;
-use crate::exit;
 use crate::process::CancelHandle;
 use crate::sandbox::Backend;
 

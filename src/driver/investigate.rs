@@ -16,7 +16,6 @@ use super::process_agent::{ExecutionPolicy, ProcessAgent};
 use super::usage::Usage;
 use crate::case::lifecycle::State;
 use crate::case::{CaseError, RunHandle};
-use crate::exit;
 use crate::process::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
 use crate::sandbox::attest::Guarantee;
 use crate::sandbox::{
@@ -48,7 +47,8 @@ pub struct ExecutionDoc {
     pub violation: Option<ContainmentViolation>,
 }
 
-/// What `case investigate` reports.
+/// What `case investigate` reports. Its exit code is the CLI's to decide, from `outcome`
+/// and `violation` (`cli::exit`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InvestigateReport {
@@ -65,7 +65,6 @@ pub struct InvestigateReport {
     /// `None` for an in-process (scripted) driver: no process ran, nothing was contained.
     pub attestation: Option<Attestation>,
     pub violation: Option<ContainmentViolation>,
-    pub exit_code: u8,
 }
 
 /// Progress while the agent runs.
@@ -91,13 +90,6 @@ impl InvestigateError {
             InvestigateError::Case(e) => e.kind(),
             InvestigateError::Sandbox(e) => e.kind(),
             InvestigateError::Refused(_) => "investigate_refused",
-        }
-    }
-
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            InvestigateError::Case(_) | InvestigateError::Refused(_) => exit::REJECTED,
-            InvestigateError::Sandbox(e) => e.exit_code(),
         }
     }
 }
@@ -244,13 +236,6 @@ pub fn investigate(
         crate::case::store::read_doc(run_dir, crate::case::store::RESULT_JSON)
             .ok()
             .flatten();
-    let exit_code = if contained.violation.is_some() {
-        exit::CONTAINMENT
-    } else if contained.record.outcome != Outcome::Completed {
-        exit::DRIVER
-    } else {
-        exit::OK
-    };
     Ok(InvestigateReport {
         format: "anvil-investigation",
         format_version: 1,
@@ -264,6 +249,5 @@ pub fn investigate(
         usage,
         attestation: Some(contained.attestation),
         violation: contained.violation,
-        exit_code,
     })
 }

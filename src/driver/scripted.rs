@@ -197,11 +197,6 @@ where
             } else {
                 crate::process::Outcome::Failed
             },
-            exit_code: if failure.is_none() {
-                crate::exit::OK
-            } else {
-                crate::exit::DRIVER
-            },
             failure,
             state: lc.state,
             status,

@@ -240,14 +240,12 @@ pub(crate) fn relay_json(socket: &Path, cwd: &Path, args: &[String]) -> Result<V
     }
     match doc {
         // A failing validation is a result, not a refusal: the CLI exits 1 with the record.
-        Some(value) if reply.exit_code == crate::exit::OK || value.get("verdict").is_some() => {
-            Ok(value)
-        }
+        Some(value) if reply.outcome.succeeded() || value.get("verdict").is_some() => Ok(value),
         _ => Err(Refusal {
             kind: "relay_failed".into(),
             message: format!(
-                "the relayed rail exited {}: {}",
-                reply.exit_code,
+                "the relayed rail {}: {}",
+                reply.outcome,
                 reply.stderr.trim()
             ),
         }),

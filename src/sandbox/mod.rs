@@ -144,7 +144,8 @@ pub struct ContainedRun {
     pub connections: Vec<ConnectionAttempt>,
     pub repository_before: RepoSnapshot,
     pub repository_after: RepoSnapshot,
-    /// Set when the repository changed: the caller records it and exits with code 4.
+    /// Set when the repository changed: the caller records it (the CLI exits with its
+    /// containment code).
     pub violation: Option<ContainmentViolation>,
 }
 
@@ -239,19 +240,6 @@ impl SandboxError {
             SandboxError::Program(e) | SandboxError::Runner(e) => e.kind(),
             SandboxError::Bridge { .. } => "bridge_failed",
             SandboxError::Snapshot(_) => "repository_snapshot_failed",
-        }
-    }
-
-    /// The documented exit code: a missing consent or an unknown backend is a usage error;
-    /// a plan that would expose a hidden path is refused as a containment problem; the rest
-    /// are driver failures.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            SandboxError::NativeNotAcknowledged | SandboxError::UnknownBackend(_) => {
-                crate::exit::USAGE
-            }
-            SandboxError::HiddenExposed { .. } => crate::exit::CONTAINMENT,
-            _ => crate::exit::DRIVER,
         }
     }
 }
