@@ -65,7 +65,9 @@ impl ToExitCode for InvestigateError {
     fn exit_code(&self) -> u8 {
         match self {
             InvestigateError::Case(e) => e.exit_code(),
-            InvestigateError::Refused(_) => REJECTED,
+            InvestigateError::NotOpen(_)
+            | InvestigateError::RunPathNotUtf8
+            | InvestigateError::Endpoint(_) => REJECTED,
             InvestigateError::Sandbox(e) => e.exit_code(),
         }
     }

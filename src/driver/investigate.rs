@@ -18,6 +18,7 @@ use crate::case::lifecycle::State;
 use crate::case::{CaseError, RunHandle};
 use crate::process::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
 use crate::sandbox::attest::Guarantee;
+use crate::sandbox::bridge::EndpointError;
 use crate::sandbox::{
     Attestation, Backend, ConnectionAttempt, ContainmentViolation, Endpoint, RepoSnapshot,
     SandboxError, SandboxPlan, run_contained_blocking,
@@ -80,8 +81,14 @@ pub enum InvestigateError {
     Case(#[from] CaseError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// An investigation starts from an open run.
+    #[error("cannot investigate: the run is {0}; an investigation starts from an open run")]
+    NotOpen(State),
+    #[error("cannot investigate: the run path is not UTF-8")]
+    RunPathNotUtf8,
+    /// The model endpoint cannot be reached from inside the sandbox.
     #[error("cannot investigate: {0}")]
-    Refused(String),
+    Endpoint(#[from] EndpointError),
 }
 
 impl InvestigateError {
@@ -89,7 +96,9 @@ impl InvestigateError {
         match self {
             InvestigateError::Case(e) => e.kind(),
             InvestigateError::Sandbox(e) => e.kind(),
-            InvestigateError::Refused(_) => "investigate_refused",
+            InvestigateError::NotOpen(_)
+            | InvestigateError::RunPathNotUtf8
+            | InvestigateError::Endpoint(_) => "investigate_refused",
         }
     }
 }
@@ -106,7 +115,7 @@ fn model_endpoint(
         _ => ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
     };
     let url = env.get(var).cloned().unwrap_or_else(|| default.to_string());
-    let endpoint = Endpoint::for_base_url(&url, PROXY_PORT).map_err(InvestigateError::Refused)?;
+    let endpoint = Endpoint::for_base_url(&url, PROXY_PORT)?;
     let mut set = BTreeMap::new();
     if let Endpoint::ConnectProxy { listen_port, .. } = &endpoint {
         let proxy = format!("http://127.0.0.1:{listen_port}");
@@ -132,10 +141,7 @@ pub fn investigate(
     let run = handle.run();
     let lc = handle.lifecycle()?;
     if lc.state != State::Open {
-        return Err(InvestigateError::Refused(format!(
-            "the run is {}; an investigation starts from an open run",
-            lc.state
-        )));
+        return Err(InvestigateError::NotOpen(lc.state));
     }
     let command = agent.command(run, policy);
     let home = run_dir.join("workspace").join(".home");
@@ -147,8 +153,7 @@ pub fn investigate(
         }
         crate::fsio::write_atomic(&path, text.as_bytes()).map_err(CaseError::io("write", path))?;
     }
-    let mut set = home_overrides(&home)
-        .ok_or_else(|| InvestigateError::Refused("the run path is not UTF-8".into()))?;
+    let mut set = home_overrides(&home).ok_or(InvestigateError::RunPathNotUtf8)?;
     let engine_dir = policy
         .engine
         .parent()

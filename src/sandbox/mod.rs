@@ -204,8 +204,19 @@ pub enum SandboxError {
     BubblewrapMissing,
     #[error("unknown backend `{0}`; known backends: native, bubblewrap")]
     UnknownBackend(String),
-    #[error("cannot sandbox the run: {reason}")]
-    Plan { reason: String },
+    #[error("cannot sandbox the run: {what} `{}` is not usable: {source}", path.display())]
+    Unusable {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot sandbox the run: the repository `{}` lies inside the run directory `{}`",
+        repo.display(),
+        run.display()
+    )]
+    RepoInsideRun { repo: PathBuf, run: PathBuf },
     #[error(
         "the hidden path `{}` would be reachable in the sandbox through the mount of `{}`; move it out of that directory or mount less",
         hidden.display(),
@@ -235,7 +246,9 @@ impl SandboxError {
             SandboxError::NativeNotAcknowledged => "degraded_native_not_acknowledged",
             SandboxError::BubblewrapMissing => "bubblewrap_missing",
             SandboxError::UnknownBackend(_) => "unknown_backend",
-            SandboxError::Plan { .. } => "bad_sandbox_plan",
+            SandboxError::Unusable { .. } | SandboxError::RepoInsideRun { .. } => {
+                "bad_sandbox_plan"
+            }
             SandboxError::HiddenExposed { .. } => "hidden_path_exposed",
             SandboxError::Program(e) | SandboxError::Runner(e) => e.kind(),
             SandboxError::Bridge { .. } => "bridge_failed",
