@@ -24,7 +24,7 @@ use crate::sandbox::relay::{RAIL_SOCKET_ENV, RAIL_SOCKET_NAME};
 pub const SERVER_NAME: &str = "anvil";
 
 /// The rail tools' MCP names, in the order an investigation uses them.
-pub mod tool {
+pub(crate) mod tool {
     pub const ADD_EVIDENCE: &str = "add_evidence";
     pub const ADD_EXTERNAL_EVIDENCE: &str = "add_external_evidence";
     pub const ADD_CLAIM: &str = "add_claim";
@@ -35,12 +35,12 @@ pub mod tool {
 }
 
 /// The MCP name of a router operation: `source.find_text` → `source_find_text`.
-pub fn router_tool_name(operation: &str) -> String {
+pub(crate) fn router_tool_name(operation: &str) -> String {
     operation.replace('.', "_")
 }
 
 /// Claude Code's name for a tool of this server: `mcp__anvil__<tool>` (`*` for all of them).
-pub fn claude_tool_name(tool: &str) -> String {
+pub(crate) fn claude_tool_name(tool: &str) -> String {
     format!("mcp__{SERVER_NAME}__{tool}")
 }
 
@@ -61,7 +61,7 @@ fn rail_list(name: impl Fn(&str) -> String) -> String {
 }
 
 /// Appended to CASE.md when the rails are MCP tools: the shell rails above become tools.
-pub fn mcp_brief() -> String {
+pub(crate) fn mcp_brief() -> String {
     let name = |t: &str| format!("`{}`", claude_tool_name(t));
     format!(
         "\n## Rails as tools\n\nThere is no shell here. The rails above are the MCP tools {} \
@@ -74,7 +74,7 @@ pub fn mcp_brief() -> String {
 
 /// Appended to CASE.md for Codex when the rails are MCP tools: Codex keeps its shell (it
 /// writes output/proposal.json with it), so the rails are named as tools beside it.
-pub fn codex_mcp_brief() -> String {
+pub(crate) fn codex_mcp_brief() -> String {
     let name = |t: &str| format!("`{t}`");
     format!(
         "\n## Rails as tools\n\nThe rails above are also the tools of the `{SERVER_NAME}` MCP \
