@@ -21,8 +21,8 @@ use anvil_bench::battery::plan::Selector;
 use anvil_bench::battery::results::{ResultsDoc, TrialRecord};
 use anvil_bench::battery::runner::{Config, Event, Verdict, run};
 use anvil_bench::battery::trial::DriverConfig;
-use anvil_bench::driver::agent::ClaudeTools;
-use anvil_bench::driver::runner::CancelHandle;
+use anvil_bench::driver::ClaudeTools;
+use anvil_bench::process::CancelHandle;
 use anvil_bench::sandbox::Backend;
 use libtest_mimic::{Arguments, Failed, Trial};
 

@@ -7,8 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anvil_bench::driver::agent::{AgentDriver, ClaudeCodeDriver, CodexDriver, ExecutionPolicy};
-use anvil_bench::driver::runner::CancelHandle;
+use anvil_bench::cli::exit::ToExitCode;
+use anvil_bench::driver::{AgentDriver, ClaudeCodeDriver, CodexDriver, ExecutionPolicy};
+use anvil_bench::process::CancelHandle;
 use anvil_bench::sandbox::Backend;
 use libtest_mimic::Failed;
 
@@ -106,9 +107,9 @@ fn accounting() -> Result<(), Failed> {
     let f = fake()?;
     let report = drive(&f)?;
     ensure!(
-        report.exit_code == 0,
+        report.exit_code() == 0,
         "exit {} ({:?})",
-        report.exit_code,
+        report.exit_code(),
         report.failure
     );
     let exec = read_json(&f.run.join("execution.json"));
@@ -292,9 +293,9 @@ fn codex() -> Result<(), Failed> {
         .drive(&f.run, &policy(&f), &CancelHandle::new(), &mut progress)
         .map_err(|e| Failed::from(e.to_string()))?;
     ensure!(
-        report.exit_code == 0,
+        report.exit_code() == 0,
         "exit {} ({:?})",
-        report.exit_code,
+        report.exit_code(),
         report.failure
     );
     let exec = read_json(&f.run.join("execution.json"));
@@ -361,7 +362,7 @@ fn codex() -> Result<(), Failed> {
 /// Responses provider of its own at that URL (`/v1` added), the `anvil` MCP server for this
 /// run, no user configuration; under bubblewrap its own sandbox off, ours containing it.
 fn codex_config() -> Result<(), Failed> {
-    use anvil_bench::driver::agent::ProcessAgent;
+    use anvil_bench::driver::ProcessAgent;
     let f = fake()?;
     let run = crate::support::rails::load_run(&f.run).map_err(|e| Failed::from(e.to_string()))?;
     let mut p = policy(&f);

@@ -43,7 +43,7 @@ pub fn checks() -> Vec<Check> {
     all
 }
 
-const REJECTED: i32 = anvil_bench::exit::REJECTED as i32;
+const REJECTED: i32 = anvil_bench::cli::exit::REJECTED as i32;
 
 /// Runs a trial's setup with relaxed durability: the runs are disposable, and skipping
 /// fsync keeps the corpus fast. The attacked rails themselves run durably in the binary.

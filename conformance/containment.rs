@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use anvil_bench::driver::runner::{CancelHandle, Outcome, ProcessSpec, Stream};
+use anvil_bench::cli::exit::ToExitCode;
+use anvil_bench::process::{CancelHandle, Outcome, ProcessSpec, Stream};
 use anvil_bench::sandbox::{
     Attestation, Backend, BackendKind, ContainedRun, Guarantee, SandboxError, SandboxPlan,
     run_contained_blocking,

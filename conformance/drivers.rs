@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anvil_bench::driver::env::{allowlisted_env, ambient, home_overrides, is_allowed};
-use anvil_bench::driver::runner::{
+use anvil_bench::process::{
     CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec, RunnerError, Stream, run_blocking,
 };
 use libtest_mimic::Failed;

@@ -8,9 +8,10 @@
 //! * [`case`] — case keys and immutable runs, `case.json` and its generated views
 //!   (CASE.md, the per-case proposal schema), proposal parsing and binding, lifecycle, and
 //!   attestation: whether cited lines state a claimed value (the engine's gate).
-//! * [`driver`] — the agent process runner (streaming, timeout, cancellation, process-group
-//!   kill), the child's allowlisted environment, and the process drivers (Claude Code, Codex,
-//!   any command) with the accounting read from each agent's own output.
+//! * [`process`] — the process runner under every agent (streaming, timeout, cancellation,
+//!   process-group kill).
+//! * [`driver`] — the child's allowlisted environment and the process drivers (Claude Code,
+//!   Codex, any command) with the accounting read from each agent's own output.
 //! * [`sandbox`] — execution backends (native, bubblewrap), the model-endpoint bridge, the
 //!   rail relay, the attestation and the repository cleanliness check.
 //! * [`reconcile`] — close: re-verification, re-validation, the eval delta, the gate
@@ -43,7 +44,6 @@ pub mod case;
 pub mod cli;
 pub mod demo;
 pub mod driver;
-pub mod exit;
 pub mod fsio;
 pub mod investigator;
 pub mod json_path;
@@ -51,6 +51,7 @@ pub mod limits;
 pub mod mcp;
 pub mod outpath;
 pub mod par;
+pub mod process;
 pub mod reconcile;
 pub mod replay;
 pub mod repo;

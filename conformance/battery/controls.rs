@@ -8,7 +8,7 @@ use anvil_bench::battery::arm::Arm;
 use anvil_bench::battery::results::Infra;
 use anvil_bench::battery::runner::{Event, Verdict, assemble, manifest, nondeterministic, verdict};
 use anvil_bench::battery::summary::controls;
-use anvil_bench::driver::runner::CancelHandle;
+use anvil_bench::process::CancelHandle;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 

@@ -320,7 +320,7 @@ fn a_battery_resumed_with_repeats_missing_runs_exactly_those() -> Result<(), Fai
     cfg.resume = true;
     let resumed = anvil_bench::battery::runner::run(
         &cfg,
-        &anvil_bench::driver::runner::CancelHandle::new(),
+        &anvil_bench::process::CancelHandle::new(),
         &mut |e| {
             if let anvil_bench::battery::runner::Event::Finished { record, .. } = e {
                 ran.push(record.id.clone());

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use anvil_bench::driver::runner::{Outcome, ProcessSpec, Stream};
+use anvil_bench::process::{Outcome, ProcessSpec, Stream};
 use anvil_bench::sandbox::{Backend, SandboxPlan};
 use libtest_mimic::Failed;
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use anvil_bench::driver::runner::Stream;
+use anvil_bench::process::Stream;
 use anvil_bench::sandbox::{Backend, Decision, Endpoint};
 use libtest_mimic::Failed;
 

@@ -13,7 +13,7 @@ use super::corpus::{Problem, Scenario};
 use super::trial::{self, DriverConfig, Prepared, TrialContext};
 use super::vault::Vault;
 use super::workspace;
-use crate::driver::runner::CancelHandle;
+use crate::process::CancelHandle;
 
 /// Runs the oracle on every scenario that has a label; returns a problem per scenario it
 /// cannot pass, naming the label file.

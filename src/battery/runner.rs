@@ -24,7 +24,7 @@ use super::summary::{controls, summarize};
 use super::trial::{self, DriverConfig, Prepared, TrialContext, TrialError};
 use super::vault::Vault;
 use super::workspace;
-use crate::driver::runner::CancelHandle;
+use crate::process::CancelHandle;
 
 /// Everything a battery run needs, resolved.
 #[derive(Debug, Clone)]

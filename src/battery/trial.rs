@@ -22,11 +22,11 @@ use super::workspace::{Template, TrialDir, move_tree};
 use crate::case::finalize::{ResultDoc, Status};
 use crate::case::lifecycle::State;
 use crate::case::{CaseError, OpenMode, OpenRequest};
-use crate::driver::agent::{
+use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
+use crate::driver::{
     AgentDriver, ClaudeCodeDriver, ClaudeTools, CodexDriver, CommandDriver, ExecutionPolicy,
 };
-use crate::driver::runner::{CancelHandle, Outcome};
-use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
+use crate::process::{CancelHandle, Outcome};
 use crate::reconcile::{CloseRequest, close};
 
 /// A scenario ready to run: its identity and its prepared starting state.

@@ -10,7 +10,7 @@ use crate::air::openapi::{
     self, Document, Imported, Note, OpenApiError, OperationSummary, summarize,
 };
 use crate::air::{Air, Deficiency, detect};
-use crate::exit;
+use crate::cli::exit;
 
 #[derive(Debug, Subcommand)]
 pub enum AirCommand {

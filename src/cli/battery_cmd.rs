@@ -13,9 +13,9 @@ use crate::battery::plan::{Partition, Selector};
 use crate::battery::results::{self, ResultsDoc};
 use crate::battery::runner::{self, BatteryError, Config, Event, Verdict};
 use crate::battery::trial::DriverConfig;
-use crate::driver::agent::ClaudeTools;
-use crate::driver::runner::CancelHandle;
-use crate::exit;
+use crate::cli::exit;
+use crate::driver::ClaudeTools;
+use crate::process::CancelHandle;
 use crate::sandbox::Backend;
 
 /// Exit code when the battery was interrupted (128 + SIGINT, as shells report it).

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 
 use crate::case::RunHandle;
 use crate::case::{OpenMode, OpenRequest, open};
-use crate::exit;
+use crate::cli::exit;
 
 #[derive(Debug, Subcommand)]
 pub enum CaseCommand {

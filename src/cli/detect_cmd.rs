@@ -8,7 +8,7 @@ use tabled::{Table, Tabled, settings::Style};
 
 use crate::air::{Air, Deficiency, detect as detect_plan};
 use crate::case::CaseError;
-use crate::exit;
+use crate::cli::exit;
 use crate::skill::registry;
 
 #[derive(Debug, Args)]

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::driver::agent::{
+use crate::cli::exit::{self, ToExitCode};
+use crate::driver::investigate::{InvestigateError, InvestigateReport};
+use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
+use crate::driver::{
     AgentDriver, ClaudeCodeDriver, ClaudeTools, CodexDriver, CommandDriver, ExecutionPolicy,
 };
-use crate::driver::investigate::{InvestigateError, InvestigateReport};
-use crate::driver::runner::CancelHandle;
-use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
-use crate::exit;
+use crate::process::CancelHandle;
 use crate::sandbox::Backend;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -176,15 +176,29 @@ pub fn run(a: InvestigateArgs) -> u8 {
     spinner.finish_and_clear();
     match result {
         Ok(report) => {
+            let exit_code = report.exit_code();
             if a.json {
-                super::print_json(&report);
+                super::print_json(&ReportDoc {
+                    report: &report,
+                    exit_code,
+                });
             } else {
                 print_report(&report);
             }
-            report.exit_code
+            exit_code
         }
         Err(e) => fail(&e, a.json),
     }
+}
+
+/// The report as `--json` prints it: the library's report, then the exit code the CLI
+/// leaves with.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportDoc<'a> {
+    #[serde(flatten)]
+    report: &'a InvestigateReport,
+    exit_code: u8,
 }
 
 fn print_report(r: &InvestigateReport) {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::exit;
+use crate::cli::exit;
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {

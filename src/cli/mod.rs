@@ -7,6 +7,7 @@ mod air_cmd;
 mod battery_cmd;
 mod case_cmd;
 mod detect_cmd;
+pub mod exit;
 mod investigate_cmd;
 mod mcp_cmd;
 mod query_cmd;
@@ -21,8 +22,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 
+use self::exit::ToExitCode;
 use crate::case::CaseError;
-use crate::exit;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -104,8 +105,13 @@ pub fn main() -> ExitCode {
             .with_writer(std::io::stderr)
             .try_init();
     }
-    if let Some(code) = crate::sandbox::init::relay_rail_if_sandboxed() {
-        return ExitCode::from(code);
+    match crate::sandbox::init::relay_rail_if_sandboxed() {
+        Some(Ok(outcome)) => return ExitCode::from(outcome.exit_code()),
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+        None => {}
     }
     let cli = Cli::parse();
     if !cli.command.serves_or_spawns() {
@@ -136,7 +142,7 @@ pub fn main() -> ExitCode {
 
 /// Prints a refusal and returns its exit code.
 pub(crate) fn fail(err: &CaseError, json: bool) -> u8 {
-    let code = exit_code(err);
+    let code = err.exit_code();
     eprintln!("error: {err}");
     if json {
         #[derive(Serialize)]
@@ -159,15 +165,6 @@ pub(crate) fn fail(err: &CaseError, json: bool) -> u8 {
         });
     }
     code
-}
-
-/// The one mapping from error kind to exit code.
-pub fn exit_code(err: &CaseError) -> u8 {
-    match err {
-        CaseError::IdempotencyConflict { .. } => exit::CONFLICT,
-        CaseError::Replayed { kind, .. } if kind == "idempotency_conflict" => exit::CONFLICT,
-        _ => exit::REJECTED,
-    }
 }
 
 pub(crate) fn print_json<T: Serialize>(value: &T) {

@@ -10,7 +10,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::case::CaseError;
-use crate::exit;
+use crate::cli::exit;
 use crate::limits::{self, Limit};
 use crate::tools::{self, OperationResult, ResultDoc, ToolError};
 

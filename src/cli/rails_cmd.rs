@@ -13,7 +13,7 @@ use crate::case::finalize::Status;
 use crate::case::handle::ShowReport;
 use crate::case::research::ClaimInput;
 use crate::case::validate::Verdict;
-use crate::exit;
+use crate::cli::exit;
 use crate::limits::{self, Limit};
 
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::exit;
+use crate::cli::exit;
 use crate::replay::{Player, ServeOptions, router, serve};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

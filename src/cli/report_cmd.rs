@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::exit;
+use crate::cli::exit;
 use crate::report::{self, Format, ReportError};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

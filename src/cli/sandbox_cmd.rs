@@ -3,7 +3,9 @@
 
 use clap::Args;
 
+use crate::cli::exit::ToExitCode;
 use crate::sandbox::bridge::Forward;
+use crate::sandbox::init::InitError;
 
 #[derive(Debug, Args)]
 pub struct SandboxInitArgs {
@@ -21,5 +23,15 @@ pub fn sandbox_init(args: SandboxInitArgs) -> u8 {
         .split_first()
         .map(|(p, r)| (p.as_str(), r))
         .unwrap_or(("", &[]));
-    crate::sandbox::init::sandbox_init(&args.forwards, program, rest)
+    match crate::sandbox::init::sandbox_init(&args.forwards, program, rest) {
+        // The agent's own status, passed through.
+        Ok(status) => status,
+        Err(e) => {
+            // An agent with no status was never reported; the others always were.
+            if !matches!(e, InitError::NoStatus { .. }) {
+                eprintln!("error: sandbox-init: {e}");
+            }
+            e.exit_code()
+        }
+    }
 }

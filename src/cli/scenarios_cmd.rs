@@ -8,7 +8,7 @@ use serde::Serialize;
 use tabled::{Table, Tabled, builder::Builder, settings::Style};
 
 use crate::battery::{self, Class, Options, Problem};
-use crate::exit;
+use crate::cli::exit;
 use crate::skill::registry;
 
 #[derive(Debug, Subcommand)]

@@ -1,94 +1,21 @@
-//! The `AgentDriver` seam and the process drivers that configure the runner.
+//! The `AgentDriver` seam and the process drivers that describe a command for it (any
+//! command, Claude Code); Codex's is [`super::codex`].
 //!
 //! Invariant: a process driver only says what to run (program, arguments, the environment
 //! variables it may see) and how to read the agent's own accounting from its output; the
-//! runner spawns, streams, times and kills; the sandbox contains. No driver parses a
+//! process runner spawns, streams, times and kills; the sandbox contains. No driver parses a
 //! proposal or touches the run's documents.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::investigate::{InvestigateError, InvestigateReport, Progress, investigate};
-use super::runner::CancelHandle;
-use std::time::Duration;
-
-use serde::Serialize;
-
-pub use super::codex::CodexDriver;
-use super::usage::{TokenPrice, Usage};
+use super::mcp_wiring;
+use super::process_agent::{
+    Accounting, AgentCommand, ClaudeTools, ExecutionPolicy, ProcessAgent, brief,
+};
 use crate::case::Run;
-use crate::sandbox::Backend;
-
-/// How an investigation may execute: where, for how long, with what budget.
-#[derive(Debug, Clone)]
-pub struct ExecutionPolicy {
-    pub backend: Backend,
-    pub timeout: Duration,
-    pub max_turns: Option<u32>,
-    pub max_budget_usd: Option<f64>,
-    pub model: Option<String>,
-    /// Paths the agent must never reach (the evaluator's labels).
-    pub hidden: Vec<PathBuf>,
-    /// The engine's environment, from which the allowlist picks.
-    pub ambient: Vec<(String, String)>,
-    /// The `anvil-bench` binary the agent calls the rails with (first on its PATH).
-    pub engine: PathBuf,
-}
-
-/// What a process driver wants run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentCommand {
-    pub program: String,
-    pub args: Vec<String>,
-    /// Ambient variables the agent may see, besides the base allowlist (`ANTHROPIC_*`).
-    pub allow: Vec<String>,
-    /// Variables set for the agent, winning over ambient ones.
-    pub set: BTreeMap<String, String>,
-    pub install_hint: Option<String>,
-    /// Files the agent's configuration needs, relative to the run directory, written by the
-    /// engine before the agent starts.
-    pub files: Vec<(PathBuf, String)>,
-}
-
-/// Which accounting format the agent prints.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Accounting {
-    None,
-    ClaudeStreamJson,
-    /// Codex prints tokens but no cost: they are priced at this rate.
-    CodexJsonl(TokenPrice),
-}
-
-/// A process-based agent.
-pub trait ProcessAgent {
-    /// `claude-code`, `codex`, `command:<program>`.
-    fn name(&self) -> String;
-    fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand;
-    fn accounting(&self, policy: &ExecutionPolicy) -> Accounting;
-}
-
-impl Accounting {
-    pub fn observe(self, usage: &mut Usage, line: &str) {
-        match self {
-            Accounting::None => {}
-            Accounting::ClaudeStreamJson => usage.observe_claude(line),
-            Accounting::CodexJsonl(price) => {
-                usage.observe_codex(line);
-                usage.total_cost_usd = usage.cost(&price);
-            }
-        }
-    }
-
-    /// The transcript events one output line carries, where the format is known.
-    pub fn events(self, line: &str) -> Vec<super::transcript::Event> {
-        match self {
-            Accounting::ClaudeStreamJson => super::transcript::claude_events(line),
-            Accounting::CodexJsonl(_) => super::transcript::codex_events(line),
-            Accounting::None => vec![],
-        }
-    }
-}
+use crate::process::CancelHandle;
 
 /// The one seam where an agent is invoked: given a run and an execution policy, drive the
 /// agent and return what happened.
@@ -118,11 +45,6 @@ impl<T: ProcessAgent> AgentDriver for T {
     ) -> Result<InvestigateReport, InvestigateError> {
         investigate(run_dir, self, policy, cancel, progress)
     }
-}
-
-/// The brief the agent is given: CASE.md of the run, verbatim.
-pub fn brief(run: &Run) -> String {
-    std::fs::read_to_string(run.dir.join(crate::case::views::CASE_MD)).unwrap_or_default()
 }
 
 /// Any executable, given the run directory as its working directory and CASE.md on
@@ -170,19 +92,10 @@ pub struct ClaudeCodeDriver {
     pub tools: ClaudeTools,
 }
 
-/// How Claude Code (and Codex, beside its shell) reaches the rails.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ClaudeTools {
-    /// The `anvil` MCP server (`anvil-bench mcp serve`): no shell at all.
-    #[default]
-    Mcp,
-    /// `anvil-bench case …` through a Bash tool restricted to the rails and grep.
-    Bash,
-}
-
 /// With [`ClaudeTools::Mcp`]: the built-in tools that exist at all, and the allowlist.
 pub const CLAUDE_MCP_BUILTIN_TOOLS: &str = "Read,Grep,Glob,Write";
-pub const CLAUDE_MCP_ALLOWED_TOOLS: &[&str] = &["mcp__anvil__*", "Read", "Grep", "Glob"];
+/// Besides every tool of the `anvil` server (`mcp__anvil__*`, first on the list).
+pub const CLAUDE_MCP_ALLOWED_BUILTINS: &[&str] = &["Read", "Grep", "Glob"];
 /// The MCP configuration file, in the run's workspace/.
 pub const CLAUDE_MCP_CONFIG: &str = "workspace/anvil-mcp.json";
 
@@ -205,10 +118,10 @@ impl ProcessAgent for ClaudeCodeDriver {
         let mut files = Vec::new();
         let mut prompt = brief(run);
         if self.tools == ClaudeTools::Mcp {
-            prompt.push_str(crate::mcp::driver::MCP_BRIEF);
+            prompt.push_str(&mcp_wiring::mcp_brief());
             files.push((
                 PathBuf::from(CLAUDE_MCP_CONFIG),
-                crate::mcp::driver::mcp_config(run, policy),
+                mcp_wiring::mcp_config(run, policy),
             ));
         }
         let mut args = vec![
@@ -233,18 +146,20 @@ impl ProcessAgent for ClaudeCodeDriver {
         if let Some(model) = &policy.model {
             args.extend(["--model".into(), model.clone()]);
         }
-        let allowed = match self.tools {
+        let allowed: Vec<String> = match self.tools {
             ClaudeTools::Mcp => {
                 let config = run.dir.join(CLAUDE_MCP_CONFIG).display().to_string();
                 args.extend(["--mcp-config".into(), config, "--strict-mcp-config".into()]);
                 args.extend(["--tools".into(), CLAUDE_MCP_BUILTIN_TOOLS.into()]);
-                CLAUDE_MCP_ALLOWED_TOOLS
+                std::iter::once(mcp_wiring::claude_tool_name("*"))
+                    .chain(CLAUDE_MCP_ALLOWED_BUILTINS.iter().map(|s| s.to_string()))
+                    .collect()
             }
-            ClaudeTools::Bash => CLAUDE_ALLOWED_TOOLS,
+            ClaudeTools::Bash => CLAUDE_ALLOWED_TOOLS.iter().map(|s| s.to_string()).collect(),
         };
         // --allowedTools takes several values: it goes last.
         args.push("--allowedTools".into());
-        args.extend(allowed.iter().map(|s| s.to_string()));
+        args.extend(allowed);
         let set = [
             ("DISABLE_AUTOUPDATER", "1"),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),

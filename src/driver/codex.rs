@@ -37,7 +37,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::agent::{AgentCommand, ClaudeTools, ExecutionPolicy, ProcessAgent, brief};
+use super::mcp_wiring;
+use super::process_agent::{
+    Accounting, AgentCommand, ClaudeTools, ExecutionPolicy, ProcessAgent, brief,
+};
 use super::usage::TokenPrice;
 use crate::case::Run;
 use crate::sandbox::Backend;
@@ -161,8 +164,8 @@ impl ProcessAgent for CodexDriver {
         }
         let mut prompt = brief(run);
         if self.tools == ClaudeTools::Mcp {
-            let server = crate::mcp::driver::server(run, policy);
-            let s = format!("mcp_servers.{}", crate::mcp::SERVER_NAME);
+            let server = mcp_wiring::server(run, policy);
+            let s = format!("mcp_servers.{}", mcp_wiring::SERVER_NAME);
             let list: Vec<String> = server.args.iter().map(|a| toml_str(a)).collect();
             let env: Vec<String> = server
                 .env
@@ -172,7 +175,7 @@ impl ProcessAgent for CodexDriver {
             config.push(format!("{s}.command={}", toml_str(&server.command)));
             config.push(format!("{s}.args=[{}]", list.join(", ")));
             config.push(format!("{s}.env={{ {} }}", env.join(", ")));
-            prompt.push_str(crate::mcp::driver::CODEX_MCP_BRIEF);
+            prompt.push_str(&mcp_wiring::codex_mcp_brief());
         }
         for c in config {
             args.extend(["-c".into(), c]);
@@ -196,8 +199,8 @@ impl ProcessAgent for CodexDriver {
         }
     }
 
-    fn accounting(&self, policy: &ExecutionPolicy) -> super::agent::Accounting {
-        super::agent::Accounting::CodexJsonl(Self::price(policy))
+    fn accounting(&self, policy: &ExecutionPolicy) -> Accounting {
+        Accounting::CodexJsonl(Self::price(policy))
     }
 }
 

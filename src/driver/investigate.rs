@@ -11,14 +11,14 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::agent::{ExecutionPolicy, ProcessAgent};
 use super::env::{BASE_ALLOW, allowlisted_env, home_overrides};
-use super::runner::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
+use super::process_agent::{ExecutionPolicy, ProcessAgent};
 use super::usage::Usage;
 use crate::case::lifecycle::State;
 use crate::case::{CaseError, RunHandle};
-use crate::exit;
+use crate::process::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpec};
 use crate::sandbox::attest::Guarantee;
+use crate::sandbox::bridge::EndpointError;
 use crate::sandbox::{
     Attestation, Backend, ConnectionAttempt, ContainmentViolation, Endpoint, RepoSnapshot,
     SandboxError, SandboxPlan, run_contained_blocking,
@@ -48,7 +48,8 @@ pub struct ExecutionDoc {
     pub violation: Option<ContainmentViolation>,
 }
 
-/// What `case investigate` reports.
+/// What `case investigate` reports. Its exit code is the CLI's to decide, from `outcome`
+/// and `violation` (`cli::exit`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InvestigateReport {
@@ -65,7 +66,6 @@ pub struct InvestigateReport {
     /// `None` for an in-process (scripted) driver: no process ran, nothing was contained.
     pub attestation: Option<Attestation>,
     pub violation: Option<ContainmentViolation>,
-    pub exit_code: u8,
 }
 
 /// Progress while the agent runs.
@@ -81,8 +81,14 @@ pub enum InvestigateError {
     Case(#[from] CaseError),
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// An investigation starts from an open run.
+    #[error("cannot investigate: the run is {0}; an investigation starts from an open run")]
+    NotOpen(State),
+    #[error("cannot investigate: the run path is not UTF-8")]
+    RunPathNotUtf8,
+    /// The model endpoint cannot be reached from inside the sandbox.
     #[error("cannot investigate: {0}")]
-    Refused(String),
+    Endpoint(#[from] EndpointError),
 }
 
 impl InvestigateError {
@@ -90,14 +96,9 @@ impl InvestigateError {
         match self {
             InvestigateError::Case(e) => e.kind(),
             InvestigateError::Sandbox(e) => e.kind(),
-            InvestigateError::Refused(_) => "investigate_refused",
-        }
-    }
-
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            InvestigateError::Case(_) | InvestigateError::Refused(_) => exit::REJECTED,
-            InvestigateError::Sandbox(e) => e.exit_code(),
+            InvestigateError::NotOpen(_)
+            | InvestigateError::RunPathNotUtf8
+            | InvestigateError::Endpoint(_) => "investigate_refused",
         }
     }
 }
@@ -114,7 +115,7 @@ fn model_endpoint(
         _ => ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
     };
     let url = env.get(var).cloned().unwrap_or_else(|| default.to_string());
-    let endpoint = Endpoint::for_base_url(&url, PROXY_PORT).map_err(InvestigateError::Refused)?;
+    let endpoint = Endpoint::for_base_url(&url, PROXY_PORT)?;
     let mut set = BTreeMap::new();
     if let Endpoint::ConnectProxy { listen_port, .. } = &endpoint {
         let proxy = format!("http://127.0.0.1:{listen_port}");
@@ -140,10 +141,7 @@ pub fn investigate(
     let run = handle.run();
     let lc = handle.lifecycle()?;
     if lc.state != State::Open {
-        return Err(InvestigateError::Refused(format!(
-            "the run is {}; an investigation starts from an open run",
-            lc.state
-        )));
+        return Err(InvestigateError::NotOpen(lc.state));
     }
     let command = agent.command(run, policy);
     let home = run_dir.join("workspace").join(".home");
@@ -155,8 +153,7 @@ pub fn investigate(
         }
         crate::fsio::write_atomic(&path, text.as_bytes()).map_err(CaseError::io("write", path))?;
     }
-    let mut set = home_overrides(&home)
-        .ok_or_else(|| InvestigateError::Refused("the run path is not UTF-8".into()))?;
+    let mut set = home_overrides(&home).ok_or(InvestigateError::RunPathNotUtf8)?;
     let engine_dir = policy
         .engine
         .parent()
@@ -244,13 +241,6 @@ pub fn investigate(
         crate::case::store::read_doc(run_dir, crate::case::store::RESULT_JSON)
             .ok()
             .flatten();
-    let exit_code = if contained.violation.is_some() {
-        exit::CONTAINMENT
-    } else if contained.record.outcome != Outcome::Completed {
-        exit::DRIVER
-    } else {
-        exit::OK
-    };
     Ok(InvestigateReport {
         format: "anvil-investigation",
         format_version: 1,
@@ -264,6 +254,5 @@ pub fn investigate(
         usage,
         attestation: Some(contained.attestation),
         violation: contained.violation,
-        exit_code,
     })
 }

@@ -174,8 +174,8 @@ where
     fn drive(
         &self,
         run_dir: &Path,
-        _policy: &super::agent::ExecutionPolicy,
-        _cancel: &super::runner::CancelHandle,
+        _policy: &super::process_agent::ExecutionPolicy,
+        _cancel: &crate::process::CancelHandle,
         _progress: &mut (dyn FnMut(super::investigate::Progress) + Send),
     ) -> Result<super::investigate::InvestigateReport, super::investigate::InvestigateError> {
         let record = self.run(run_dir);
@@ -193,14 +193,9 @@ where
             driver: super::agent::AgentDriver::name(self),
             backend: "in_process".into(),
             outcome: if failure.is_none() {
-                super::runner::Outcome::Completed
+                crate::process::Outcome::Completed
             } else {
-                super::runner::Outcome::Failed
-            },
-            exit_code: if failure.is_none() {
-                crate::exit::OK
-            } else {
-                crate::exit::DRIVER
+                crate::process::Outcome::Failed
             },
             failure,
             state: lc.state,

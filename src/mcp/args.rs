@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::case::CaseError;
 use crate::case::proposal::{DocError, DocErrorKind};
+use crate::driver::mcp_wiring::tool;
 
 /// `add_evidence`: freeze a repository coordinate as an evidence artifact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -130,7 +131,7 @@ fn schema_of<T: JsonSchema>() -> Map<String, Value> {
 /// The rail tools, in the order an investigation uses them.
 pub const RAIL_TOOLS: &[RailTool] = &[
     RailTool {
-        name: "add_evidence",
+        name: tool::ADD_EVIDENCE,
         description: "Freeze a repository coordinate (a repository-relative path and an optional \
             1-based inclusive line range) as an evidence artifact. Returns the artifact; cite its \
             `id` in add_claim.",
@@ -138,42 +139,42 @@ pub const RAIL_TOOLS: &[RailTool] = &[
         read_only: false,
     },
     RailTool {
-        name: "add_external_evidence",
+        name: tool::ADD_EXTERNAL_EVIDENCE,
         description: "Record an excerpt from outside the repository as an unverified evidence \
             artifact. Returns the artifact.",
         schema: schema_of::<AddExternalEvidenceArgs>,
         read_only: false,
     },
     RailTool {
-        name: "add_claim",
+        name: tool::ADD_CLAIM,
         description: "Assert one atomic claim (a predicate of the skill's vocabulary and a value) \
             resting on existing artifact ids. Returns the stored claim.",
         schema: schema_of::<AddClaimArgs>,
         read_only: false,
     },
     RailTool {
-        name: "freeze_research",
+        name: tool::FREEZE_RESEARCH,
         description: "Freeze evidence and claims and run stage 1 (claims accepted or rejected, \
             conflicts). After this, write output/proposal.json and call validate.",
         schema: schema_of::<FreezeResearchArgs>,
         read_only: false,
     },
     RailTool {
-        name: "validate",
+        name: tool::VALIDATE,
         description: "Freeze output/proposal.json, run the checks and record the authoritative \
             verdict (`dryRun` only reports it). Returns the verdict and every check.",
         schema: schema_of::<ValidateArgs>,
         read_only: false,
     },
     RailTool {
-        name: "finalize",
+        name: tool::FINALIZE,
         description: "Record the honest outcome in output/result.json: proposal_generated after a \
             passing validation, or a decline with its status and reason.",
         schema: schema_of::<FinalizeArgs>,
         read_only: false,
     },
     RailTool {
-        name: "show",
+        name: tool::SHOW,
         description: "The run's state, frozen hashes, staleness and the next legal rails.",
         schema: schema_of::<ShowArgs>,
         read_only: true,
@@ -209,15 +210,15 @@ impl RailCall {
     /// Parses the arguments of the rail tool `name`; `None` when `name` is not a rail tool.
     pub fn parse(name: &str, arguments: Value) -> Option<Result<RailCall, CaseError>> {
         let call = match name {
-            "add_evidence" => parse(name, arguments).map(RailCall::AddEvidence),
-            "add_external_evidence" => parse(name, arguments)
+            tool::ADD_EVIDENCE => parse(name, arguments).map(RailCall::AddEvidence),
+            tool::ADD_EXTERNAL_EVIDENCE => parse(name, arguments)
                 .and_then(excerpt_within_cap)
                 .map(RailCall::AddExternalEvidence),
-            "add_claim" => parse(name, arguments).map(RailCall::AddClaim),
-            "freeze_research" => parse(name, arguments).map(RailCall::FreezeResearch),
-            "validate" => parse(name, arguments).map(RailCall::Validate),
-            "finalize" => parse(name, arguments).map(RailCall::Finalize),
-            "show" => parse(name, arguments).map(RailCall::Show),
+            tool::ADD_CLAIM => parse(name, arguments).map(RailCall::AddClaim),
+            tool::FREEZE_RESEARCH => parse(name, arguments).map(RailCall::FreezeResearch),
+            tool::VALIDATE => parse(name, arguments).map(RailCall::Validate),
+            tool::FINALIZE => parse(name, arguments).map(RailCall::Finalize),
+            tool::SHOW => parse(name, arguments).map(RailCall::Show),
             _ => return None,
         };
         Some(call)

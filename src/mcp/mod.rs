@@ -2,20 +2,22 @@
 //! router) as MCP tools over stdio, so an agent can run a whole case with no shell.
 //!
 //! * [`args`] — one strict argument type per rail tool: its schema and its parser.
-//! * [`rails`] — where a rail call runs: in process, or relayed out of a sandbox.
+//! * [`rail_backend`] — where a rail call runs: in process, or relayed out of a sandbox.
 //! * [`router`] — the read-only investigation router's operations as tools.
-//! * [`driver`] — the `--mcp-config` a process driver hands the agent.
 //! * [`lines`] — the client's lines, read with a cap and checked to be JSON.
 //!
 //! Invariant: a tool call either returns the rail's result or an MCP tool error
 //! (`isError`) whose text starts with the refusal's stable kind (`CaseError::kind()`):
 //! malformed arguments, a refused rail and an unreachable relay all come back that way,
 //! and nothing a caller sends can panic the server or write outside what the rail writes.
+//!
+//! How a driver hands this server to an agent (its name, its tools' names, the briefs, the
+//! `--mcp-config`) is the driver's: [`crate::driver::mcp_wiring`]. This module serves what
+//! that configures and imports those names from there.
 
 pub mod args;
-pub mod driver;
 pub mod lines;
-pub mod rails;
+pub mod rail_backend;
 pub mod router;
 
 use std::path::{Path, PathBuf};
@@ -31,13 +33,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use self::args::{RAIL_TOOLS, RailCall};
-use self::rails::{RailBackend, Refusal};
+use self::rail_backend::{RailBackend, Refusal};
 use crate::case::CaseError;
 use crate::limits::{Limit, LimitError};
-
-/// The MCP server name the drivers configure: tools appear to Claude Code as
-/// `mcp__anvil__<tool>`.
-pub const SERVER_NAME: &str = "anvil";
 
 /// Why the server could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +70,11 @@ impl AnvilServer {
     /// A server over the run at `run` (which must load), calling the rails through `backend`.
     pub fn new(run: &Path, backend: RailBackend) -> Result<AnvilServer, CaseError> {
         let run = std::path::absolute(run).map_err(CaseError::io("resolve", run))?;
-        let run_id = crate::case::RunHandle::open(&run)?.doc().identity.run_id.to_string();
+        let run_id = crate::case::RunHandle::open(&run)?
+            .doc()
+            .identity
+            .run_id
+            .to_string();
         Ok(AnvilServer {
             run,
             run_id,

@@ -11,13 +11,9 @@ use rmcp::model::Tool;
 use rmcp::model::ToolAnnotations;
 use serde_json::{Value, json};
 
-use super::rails::{RailBackend, Refusal, relay_json, workspace_file};
+use super::rail_backend::{RailBackend, Refusal, relay_json, workspace_file};
+use crate::driver::mcp_wiring::router_tool_name;
 use crate::tools::{self, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
-
-/// The MCP name of a router operation: `source.find_text` → `source_find_text`.
-pub fn tool_name(operation: &str) -> String {
-    operation.replace('.', "_")
-}
 
 /// The router's operations as tools.
 pub fn router_tools() -> Vec<Tool> {
@@ -34,7 +30,7 @@ pub fn router_tools() -> Vec<Tool> {
                 .idempotent(true)
                 .open_world(false);
             Tool::new(
-                tool_name(op.name),
+                router_tool_name(op.name),
                 op.description,
                 std::sync::Arc::new(schema),
             )
@@ -48,7 +44,7 @@ pub fn operation_of(tool: &str) -> Option<&'static str> {
     tools::OPERATIONS
         .iter()
         .copied()
-        .find(|op| tool_name(op) == tool)
+        .find(|op| router_tool_name(op) == tool)
 }
 
 /// Answers one operation as a one-request batch for the run `run_id` at `run`.

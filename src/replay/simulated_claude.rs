@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::Player;
 use crate::mcp::AnvilServer;
-use crate::mcp::rails::RailBackend;
+use crate::mcp::rail_backend::RailBackend;
 
 const TARGET: &str = "op.create_payment.input.body.capture_timeout";
 
@@ -67,7 +67,7 @@ struct SimClient {
 fn simulate_mcp(run: &Path, client: &SimClient) -> Vec<Value> {
     let server = AnvilServer::new(run, RailBackend::Direct).unwrap();
     let mut prompt = std::fs::read_to_string(run.join("CASE.md")).unwrap();
-    prompt.push_str(crate::mcp::driver::MCP_BRIEF);
+    prompt.push_str(&crate::driver::mcp_wiring::mcp_brief());
     let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": prompt}]})];
     if !client.no_environment {
         messages.push(json!({"role": "system", "content": format!(

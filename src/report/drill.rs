@@ -23,8 +23,8 @@ use crate::case::finalize::ResultDoc;
 use crate::case::lifecycle::Lifecycle;
 use crate::case::proposal::RawProposal;
 use crate::case::research::{ClaimStatus, ResearchRecord};
-use crate::driver::runner::ExecutionRecord;
 use crate::driver::transcript::Event;
+use crate::process::ExecutionRecord;
 use crate::reconcile::CloseDoc;
 
 /// Lines of one evidence excerpt shown.
@@ -447,8 +447,8 @@ fn fill_transcript(view: &mut RunView, x: &ExecutionView) -> usize {
             .iter()
             .map(|l| {
                 let kind = match l.stream {
-                    crate::driver::runner::Stream::Stdout => "stdout",
-                    crate::driver::runner::Stream::Stderr => "stderr",
+                    crate::process::Stream::Stdout => "stdout",
+                    crate::process::Stream::Stderr => "stderr",
                 };
                 EventView {
                     kind,

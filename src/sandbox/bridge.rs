@@ -65,18 +65,18 @@ impl Endpoint {
     /// The endpoint that lets an agent inside reach the model at `base_url` unchanged:
     /// a loopback `http://` URL is forwarded on the same port; an `https://` URL goes through
     /// a CONNECT proxy on `proxy_port` that admits only its host and port.
-    pub fn for_base_url(base_url: &str, proxy_port: u16) -> Result<Endpoint, String> {
+    pub fn for_base_url(base_url: &str, proxy_port: u16) -> Result<Endpoint, EndpointError> {
         let (scheme, rest) = base_url
             .split_once("://")
-            .ok_or_else(|| format!("`{base_url}` is not a URL"))?;
+            .ok_or_else(|| EndpointError::NotAUrl(base_url.to_string()))?;
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
         let default_port = match scheme {
             "http" => 80,
             "https" => 443,
-            _ => return Err(format!("`{base_url}`: only http and https can be bridged")),
+            _ => return Err(EndpointError::Scheme(base_url.to_string())),
         };
         let (host, port) = split_host_port(authority, default_port)
-            .ok_or_else(|| format!("`{base_url}` has no usable host and port"))?;
+            .ok_or_else(|| EndpointError::NoHostPort(base_url.to_string()))?;
         let target = if host.contains(':') {
             format!("[{host}]:{port}")
         } else {
@@ -89,15 +89,26 @@ impl Endpoint {
                     target,
                 })
             }
-            "http" => Err(format!(
-                "`{base_url}`: a plain-http endpoint must be on loopback to be bridged"
-            )),
+            "http" => Err(EndpointError::PlainHttpOffLoopback(base_url.to_string())),
             _ => Ok(Endpoint::ConnectProxy {
                 listen_port: proxy_port,
                 allow: vec![target],
             }),
         }
     }
+}
+
+/// Why a model endpoint's URL cannot be bridged into the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    #[error("`{0}` is not a URL")]
+    NotAUrl(String),
+    #[error("`{0}`: only http and https can be bridged")]
+    Scheme(String),
+    #[error("`{0}` has no usable host and port")]
+    NoHostPort(String),
+    #[error("`{0}`: a plain-http endpoint must be on loopback to be bridged")]
+    PlainHttpOffLoopback(String),
 }
 
 /// `host[:port]` or `[v6][:port]`, host lowercased.

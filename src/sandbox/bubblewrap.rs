@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::SandboxError;
 use super::bridge::{Bridge, Endpoint};
-use super::rails::{RAIL_SOCKET_ENV, RAIL_SOCKET_NAME, RailServer};
+use super::relay::{RAIL_SOCKET_ENV, RAIL_SOCKET_NAME, RailServer};
 use crate::case::run::{OUTPUT_DIR, WORKSPACE_DIR};
-use crate::driver::runner::{ProcessSpec, RunnerError};
+use crate::process::{ProcessSpec, RunnerError};
 
 /// Where engine-provided things appear inside the sandbox.
 pub const INSIDE_ROOT: &str = "/run/anvil-bench";
@@ -108,15 +108,12 @@ pub(crate) struct Wrapped {
     pub extra_ro: Vec<PathBuf>,
 }
 
-fn plan_err(reason: impl Into<String>) -> SandboxError {
-    SandboxError::Plan {
-        reason: reason.into(),
-    }
-}
-
-fn real(path: &Path, what: &str) -> Result<PathBuf, SandboxError> {
-    std::fs::canonicalize(path)
-        .map_err(|e| plan_err(format!("{what} `{}` is not usable: {e}", path.display())))
+fn real(path: &Path, what: &'static str) -> Result<PathBuf, SandboxError> {
+    std::fs::canonicalize(path).map_err(|source| SandboxError::Unusable {
+        what,
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -265,11 +262,7 @@ pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, Sa
     let workspace = real(&run.join(WORKSPACE_DIR), "workspace")?;
     let output = real(&run.join(OUTPUT_DIR), "output directory")?;
     if repo.starts_with(&run) {
-        return Err(plan_err(format!(
-            "the repository `{}` lies inside the run directory `{}`",
-            repo.display(),
-            run.display()
-        )));
+        return Err(SandboxError::RepoInsideRun { repo, run });
     }
     let cwd = real(&spec.cwd, "working directory")?;
     let anvil_bench = real(&plan.anvil_bench, "anvil-bench binary")?;

@@ -54,7 +54,7 @@ pub struct StatusEntry {
     pub content: String,
 }
 
-/// The repository changed while the agent ran. Mapped to exit code 4 by the caller.
+/// The repository changed while the agent ran. The CLI exits with its containment code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[error(
@@ -72,10 +72,6 @@ pub struct ContainmentViolation {
 impl ContainmentViolation {
     pub fn kind(&self) -> &'static str {
         "containment_violation"
-    }
-
-    pub fn exit_code(&self) -> u8 {
-        crate::exit::CONTAINMENT
     }
 }
 

@@ -2,41 +2,71 @@
 //! and the rail client `anvil-bench case …` becomes when the relay socket is set.
 //!
 //! Invariant: `sandbox-init` starts the agent only once every forward is listening, and
-//! exits with the agent's status (128 + signal when it was killed), so the runner sees the
-//! agent's outcome through `bwrap`.
+//! hands back the agent's status (128 + signal when it was killed) for the CLI to exit
+//! with, so the runner sees the agent's outcome through `bwrap`. Its own failures are typed
+//! ([`InitError`]); the exit code they get is the CLI's.
 
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::bridge::{Forward, serve_forwards};
-use super::rails::{RAIL_SOCKET_ENV, call};
-use crate::exit;
+use super::relay::{RAIL_SOCKET_ENV, RelayOutcome, call};
 
-/// Starts the forwards, runs `program args`, and returns the exit code to leave with.
-pub fn sandbox_init(forwards: &[Forward], program: &str, args: &[String]) -> u8 {
-    if let Err(e) = serve_forwards(forwards) {
-        eprintln!("error: sandbox-init: {e}");
-        return exit::DRIVER;
-    }
-    let status = match Command::new(program).args(args).status() {
-        Ok(status) => status,
-        Err(e) => {
-            eprintln!("error: sandbox-init: cannot start `{program}`: {e}");
-            return exit::DRIVER;
-        }
-    };
+/// Why `sandbox-init` could not run the agent to a status of its own.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("{0}")]
+    Forwards(#[source] io::Error),
+    #[error("cannot start `{program}`: {source}")]
+    Start {
+        program: String,
+        #[source]
+        source: io::Error,
+    },
+    /// The agent ended with neither an exit code nor a signal.
+    #[error("`{program}` ended with no exit status")]
+    NoStatus { program: String },
+}
+
+/// Starts the forwards, runs `program args`, and returns the agent's status: its exit code,
+/// or 128 + the signal that killed it (saturating at 255).
+pub fn sandbox_init(forwards: &[Forward], program: &str, args: &[String]) -> Result<u8, InitError> {
+    serve_forwards(forwards).map_err(InitError::Forwards)?;
+    let status = Command::new(program)
+        .args(args)
+        .status()
+        .map_err(|source| InitError::Start {
+            program: program.to_string(),
+            source,
+        })?;
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code).unwrap_or(u8::MAX),
-        (None, Some(signal)) => u8::try_from(128 + signal).unwrap_or(u8::MAX),
-        (None, None) => exit::DRIVER,
+        (Some(code), _) => Ok(u8::try_from(code).unwrap_or(u8::MAX)),
+        (None, Some(signal)) => Ok(u8::try_from(128 + signal).unwrap_or(u8::MAX)),
+        (None, None) => Err(InitError::NoStatus {
+            program: program.to_string(),
+        }),
     }
 }
 
+/// Why a rail call from inside the sandbox got no reply.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayClientError {
+    #[error("cannot read the working directory: {0}")]
+    WorkingDirectory(#[source] io::Error),
+    #[error("cannot reach the engine's rail relay at `{}`: {source}", socket.display())]
+    Unreachable {
+        socket: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// When this process runs inside a sandbox with a rail relay and was asked for a `case`
-/// command, relays it to the engine, prints the rail's output and returns its exit code.
-/// `None` when the command is to run here as usual.
-pub fn relay_rail_if_sandboxed() -> Option<u8> {
+/// command, relays it to the engine, prints the rail's output and returns how the relayed
+/// call ended. `None` when the command is to run here as usual.
+pub fn relay_rail_if_sandboxed() -> Option<Result<RelayOutcome, RelayClientError>> {
     let socket = std::env::var_os(RAIL_SOCKET_ENV)?;
     let args: Vec<String> = std::env::args_os()
         .skip(1)
@@ -45,25 +75,16 @@ pub fn relay_rail_if_sandboxed() -> Option<u8> {
     if args.first().map(String::as_str) != Some("case") {
         return None;
     }
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        Err(e) => {
-            eprintln!("error: cannot read the working directory: {e}");
-            return Some(exit::DRIVER);
-        }
-    };
-    match call(Path::new(&socket), &args, &cwd) {
-        Ok(reply) => {
-            print!("{}", reply.stdout);
-            eprint!("{}", reply.stderr);
-            Some(reply.exit_code)
-        }
-        Err(e) => {
-            eprintln!(
-                "error: cannot reach the engine's rail relay at `{}`: {e}",
-                Path::new(&socket).display()
-            );
-            Some(exit::DRIVER)
-        }
-    }
+    Some(relay(Path::new(&socket), &args))
+}
+
+fn relay(socket: &Path, args: &[String]) -> Result<RelayOutcome, RelayClientError> {
+    let cwd = std::env::current_dir().map_err(RelayClientError::WorkingDirectory)?;
+    let reply = call(socket, args, &cwd).map_err(|source| RelayClientError::Unreachable {
+        socket: socket.to_path_buf(),
+        source,
+    })?;
+    print!("{}", reply.stdout);
+    eprint!("{}", reply.stderr);
+    Ok(reply.outcome)
 }

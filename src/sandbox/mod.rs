@@ -6,7 +6,8 @@
 //!   and `output/` writable, the labels and the rest of the project not mounted, the network
 //!   unshared).
 //! * [`bridge`] — the model-endpoint bridge: the sandboxed agent's only way out.
-//! * [`rails`] — how rails called inside the sandbox reach the run through the engine.
+//! * [`relay`] — the rail relay: how rails called inside the sandbox reach the run through
+//!   the engine.
 //! * [`attest`] — the attestation of enforced and unenforced guarantees.
 //! * [`git`] — the repository's state before and after a run, and the containment violation.
 //! * [`init`] — what runs inside the sandbox first (`anvil-bench sandbox-init`).
@@ -20,15 +21,13 @@ pub mod bridge;
 pub mod bubblewrap;
 pub mod git;
 pub mod init;
-pub mod rails;
+pub mod relay;
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::driver::runner::{
-    self, CancelHandle, ExecutionRecord, LogLine, ProcessSpec, RunnerError,
-};
+use crate::process::{self, CancelHandle, ExecutionRecord, LogLine, ProcessSpec, RunnerError};
 pub use attest::{Attestation, BackendKind, ConnectionAttempt, Decision, Guarantee};
 pub use bridge::Endpoint;
 pub use bubblewrap::SandboxPlan;
@@ -145,7 +144,8 @@ pub struct ContainedRun {
     pub connections: Vec<ConnectionAttempt>,
     pub repository_before: RepoSnapshot,
     pub repository_after: RepoSnapshot,
-    /// Set when the repository changed: the caller records it and exits with code 4.
+    /// Set when the repository changed: the caller records it (the CLI exits with its
+    /// containment code).
     pub violation: Option<ContainmentViolation>,
 }
 
@@ -162,7 +162,7 @@ pub async fn run_contained(
     let prepared = backend.prepare(spec, plan)?;
     let exclude = vec![plan.run_dir.clone()];
     let before = RepoSnapshot::capture(&plan.repo, &exclude)?;
-    let record = runner::run(&prepared.spec, cancel, on_line).await;
+    let record = process::run(&prepared.spec, cancel, on_line).await;
     let (attestation, connections) = prepared.finish();
     let record = record.map_err(SandboxError::Runner)?;
     let after = RepoSnapshot::capture(&plan.repo, &exclude)?;
@@ -204,8 +204,19 @@ pub enum SandboxError {
     BubblewrapMissing,
     #[error("unknown backend `{0}`; known backends: native, bubblewrap")]
     UnknownBackend(String),
-    #[error("cannot sandbox the run: {reason}")]
-    Plan { reason: String },
+    #[error("cannot sandbox the run: {what} `{}` is not usable: {source}", path.display())]
+    Unusable {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot sandbox the run: the repository `{}` lies inside the run directory `{}`",
+        repo.display(),
+        run.display()
+    )]
+    RepoInsideRun { repo: PathBuf, run: PathBuf },
     #[error(
         "the hidden path `{}` would be reachable in the sandbox through the mount of `{}`; move it out of that directory or mount less",
         hidden.display(),
@@ -235,24 +246,13 @@ impl SandboxError {
             SandboxError::NativeNotAcknowledged => "degraded_native_not_acknowledged",
             SandboxError::BubblewrapMissing => "bubblewrap_missing",
             SandboxError::UnknownBackend(_) => "unknown_backend",
-            SandboxError::Plan { .. } => "bad_sandbox_plan",
+            SandboxError::Unusable { .. } | SandboxError::RepoInsideRun { .. } => {
+                "bad_sandbox_plan"
+            }
             SandboxError::HiddenExposed { .. } => "hidden_path_exposed",
             SandboxError::Program(e) | SandboxError::Runner(e) => e.kind(),
             SandboxError::Bridge { .. } => "bridge_failed",
             SandboxError::Snapshot(_) => "repository_snapshot_failed",
-        }
-    }
-
-    /// The documented exit code: a missing consent or an unknown backend is a usage error;
-    /// a plan that would expose a hidden path is refused as a containment problem; the rest
-    /// are driver failures.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            SandboxError::NativeNotAcknowledged | SandboxError::UnknownBackend(_) => {
-                crate::exit::USAGE
-            }
-            SandboxError::HiddenExposed { .. } => crate::exit::CONTAINMENT,
-            _ => crate::exit::DRIVER,
         }
     }
 }

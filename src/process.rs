@@ -1,4 +1,6 @@
-//! The agent process runner: spawns one agent as a child process and owns its lifecycle.
+//! The process runner, the ground the agent stack stands on: spawns one child process (an
+//! agent, or `bwrap` around one) and owns its lifecycle — its process group, its streamed
+//! output, its timeout and cancellation. It knows nothing of sandboxes, drivers or MCP.
 //!
 //! Invariant: the run owns the child's process group. When [`run`] returns — completed,
 //! failed, timed out, cancelled or with an error — nothing in that group is left running, and

@@ -6,7 +6,9 @@
 //! engine ([`RailServer`]) checks that the command is one of the agent's rails and runs it
 //! in a rail sandbox of its own: the same system view, the repository and the rails' inputs
 //! read-only, the run directory writable, no network, the labels not mounted. The rail's
-//! output and exit code go back to the caller verbatim.
+//! output and exit status go back to the caller verbatim ([`RelayOutcome::Exited`]); a
+//! request the relay refuses, or a rail it could not run to an exit status, comes back as
+//! such, and the caller's CLI decides the exit code.
 //!
 //! Invariant: nothing the agent runs gets a writable run root. Only engine code (a relayed
 //! rail) ever runs where the run root is writable, and only a rail on [`RELAYED_RAILS`];
@@ -57,9 +59,41 @@ pub struct RailRequest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RailReply {
-    pub exit_code: u8,
+    pub outcome: RelayOutcome,
     pub stdout: String,
     pub stderr: String,
+}
+
+/// How a relayed call ended. Only [`RelayOutcome::Exited`] carries a number: the relayed
+/// CLI's own exit status, as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum RelayOutcome {
+    /// The rail ran and exited with this status.
+    Exited(u8),
+    /// The relay refused the request: malformed, not one of [`RELAYED_RAILS`], or a
+    /// relative working directory.
+    Refused,
+    /// The engine could not run the rail to an exit status: it did not start, was killed
+    /// by a signal, or ran past its timeout.
+    Failed,
+}
+
+impl RelayOutcome {
+    /// The rail ran and exited successfully (status 0).
+    pub fn succeeded(self) -> bool {
+        self == RelayOutcome::Exited(0)
+    }
+}
+
+impl std::fmt::Display for RelayOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RelayOutcome::Exited(code) => write!(f, "exited {code}"),
+            RelayOutcome::Refused => f.write_str("was refused by the relay"),
+            RelayOutcome::Failed => f.write_str("could not be run to an exit status"),
+        }
+    }
 }
 
 /// Inside the sandbox: sends one rail call to the engine and waits for its reply. When an
@@ -159,7 +193,7 @@ impl RailServer {
         match run_with_timeout(command, request.stdin.clone()) {
             Ok(reply) => reply,
             Err(e) => RailReply {
-                exit_code: crate::exit::DRIVER,
+                outcome: RelayOutcome::Failed,
                 stdout: String::new(),
                 stderr: format!("error: the engine could not run the rail: {e}\n"),
             },
@@ -169,7 +203,7 @@ impl RailServer {
 
 fn refusal(message: String) -> RailReply {
     RailReply {
-        exit_code: crate::exit::REJECTED,
+        outcome: RelayOutcome::Refused,
         stdout: String::new(),
         stderr: format!("error: {message}\n"),
     }
@@ -225,21 +259,21 @@ fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<R
     };
     let stdout = stdout.join().unwrap_or_default();
     let mut stderr = stderr.join().unwrap_or_default();
-    let exit_code = match status {
+    let outcome = match status {
         Some(status) => status
             .code()
             .and_then(|c| u8::try_from(c).ok())
-            .unwrap_or(crate::exit::DRIVER),
+            .map_or(RelayOutcome::Failed, RelayOutcome::Exited),
         None => {
             stderr.push_str(&format!(
                 "error: the rail ran longer than {}s and was killed\n",
                 RAIL_TIMEOUT.as_secs()
             ));
-            crate::exit::DRIVER
+            RelayOutcome::Failed
         }
     };
     Ok(RailReply {
-        exit_code,
+        outcome,
         stdout,
         stderr,
     })

@@ -1,4 +1,5 @@
-//! How an MCP rail call reaches the rails: in process, or through the sandbox's rail relay.
+//! The rail backend: how an MCP rail call reaches the rails — in process, or through the
+//! sandbox's rail relay.
 //!
 //! Invariant: the MCP server never writes the run itself where it could not as `anvil-bench
 //! case …`. Inside a bubblewrap sandbox (`ANVIL_BENCH_RAIL_SOCKET` set) the run root is
@@ -15,7 +16,7 @@ use crate::case::evidence::EvidenceRequest;
 use crate::case::finalize::Status;
 use crate::case::research::ClaimInput;
 use crate::case::{CaseError, RunHandle};
-use crate::sandbox::rails::{RAIL_SOCKET_ENV, call};
+use crate::sandbox::relay::{RAIL_SOCKET_ENV, call};
 
 /// A refused tool call: the stable kind first, then the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,14 +240,12 @@ pub(crate) fn relay_json(socket: &Path, cwd: &Path, args: &[String]) -> Result<V
     }
     match doc {
         // A failing validation is a result, not a refusal: the CLI exits 1 with the record.
-        Some(value) if reply.exit_code == crate::exit::OK || value.get("verdict").is_some() => {
-            Ok(value)
-        }
+        Some(value) if reply.outcome.succeeded() || value.get("verdict").is_some() => Ok(value),
         _ => Err(Refusal {
             kind: "relay_failed".into(),
             message: format!(
-                "the relayed rail exited {}: {}",
-                reply.exit_code,
+                "the relayed rail {}: {}",
+                reply.outcome,
                 reply.stderr.trim()
             ),
         }),
@@ -325,7 +324,7 @@ mod tests {
             let call = RailCall::parse(name, args).unwrap().unwrap();
             let argv = cli_args(run, &call).unwrap();
             assert!(
-                crate::sandbox::rails::RELAYED_RAILS.contains(&argv[1].as_str()),
+                crate::sandbox::relay::RELAYED_RAILS.contains(&argv[1].as_str()),
                 "{name}"
             );
         }
