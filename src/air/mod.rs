@@ -6,11 +6,11 @@ mod model;
 pub mod openapi;
 mod target;
 
-pub use detect::{
-    Deficiency, DeficiencyCode, Severity, deficiencies_for, detect, is_tautological, name_words,
-};
+pub use detect::{Deficiency, deficiencies_for, detect, is_tautological, name_words};
 pub use model::{
     AIR_VERSION, Air, AirError, AirSource, Capability, Composition, ErrorDef, Field, Operation,
     Provenance, Service,
 };
-pub use target::{Location, TargetKey, TargetKeyError, TargetKind, is_field_name, is_segment_id};
+pub use target::{Location, TargetKey, TargetKeyError, is_field_name, is_segment_id};
+// A contract names deficiency codes and target kinds, so they live below AIR, in `skill`.
+pub use crate::skill::{DeficiencyCode, Severity, TargetKind};

@@ -8,6 +8,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::skill::TargetKind;
+
 /// Where a field lives in an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Location {
@@ -48,33 +50,6 @@ impl Location {
 }
 
 impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The kind of thing a target key names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TargetKind {
-    Operation,
-    Field,
-    Error,
-    Capability,
-}
-
-impl TargetKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetKind::Operation => "operation",
-            TargetKind::Field => "field",
-            TargetKind::Error => "error",
-            TargetKind::Capability => "capability",
-        }
-    }
-}
-
-impl fmt::Display for TargetKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }

@@ -21,6 +21,7 @@ pub mod score;
 pub mod stats;
 pub mod summary;
 pub mod trial;
+pub mod trial_record;
 pub mod vault;
 pub mod workspace;
 

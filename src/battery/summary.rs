@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::arm::Arm;
-use super::results::TrialRecord;
 use super::stats::{self, PairedScenario};
+use super::trial_record::TrialRecord;
 
 /// Bootstrap resamples for every interval.
 pub const RESAMPLES: u32 = 2000;

@@ -12,9 +12,9 @@ use globset::Glob;
 use super::doc::*;
 use super::error::CaseError;
 use super::key::{CaseKey, RunId};
+use super::layout::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, SOURCE_JSON, WORKSPACE_DIR};
 use super::lifecycle::{Lifecycle, now};
 use super::proposal::{PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION};
-use super::layout::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, SOURCE_JSON, WORKSPACE_DIR};
 use super::verify::{Current, staleness};
 use super::views::{CASE_MD, SCHEMA_FILE, render_views};
 use crate::air::{Air, DeficiencyCode, TargetKey, deficiencies_for, detect, name_words};
@@ -200,7 +200,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
             .map_err(|_| bad(format!("`{value}` is not a whole number")))?;
         tool_limits.insert(name.to_string(), value);
     }
-    crate::tools::ToolLimits::default()
+    super::tool_limits::ToolLimits::default()
         .with_overrides(&tool_limits)
         .map_err(|reason| CaseError::BadToolLimit {
             rule: req.tool_limits.join(" "),
@@ -208,7 +208,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
         })?;
     let repo = fs::canonicalize(&req.repo).map_err(CaseError::io("resolve", &req.repo))?;
     let air_path = fs::canonicalize(&req.air).map_err(CaseError::io("resolve", &req.air))?;
-    let snapshots = declare_snapshots(&repo, &scopes, &req.snapshots)?;
+    let snapshots = super::snapshots::declare(&repo, &scopes, &req.snapshots)?;
     Ok(Resolved {
         case_key: CaseKey::new(&skill.name, &target),
         deficiency: chosen.code,
@@ -228,39 +228,6 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
 /// open on. `scenarios check` uses it, so a scenario is sound by the same detection.
 pub fn preflight(req: &OpenRequest) -> Result<DeficiencyCode, CaseError> {
     resolve(req).map(|r| r.deficiency)
-}
-
-/// The snapshots the case declares: the named ones (each must exist inside a scope), or
-/// every `*.snapshot.json` in scope; each with its sha256 now.
-fn declare_snapshots(
-    repo: &Path,
-    scopes: &[Scope],
-    named: &[String],
-) -> Result<Vec<DeclaredSnapshot>, CaseError> {
-    let bad = |path: &str, reason: String| CaseError::BadSnapshot {
-        path: path.to_string(),
-        reason,
-    };
-    if named.is_empty() {
-        return crate::tools::discover_snapshots(repo, scopes).map_err(|e| bad(".", e.to_string()));
-    }
-    let mut out = Vec::new();
-    for path in named {
-        let (rel, abs) =
-            super::evidence::resolve_path(repo, path).map_err(|e| bad(path, e.to_string()))?;
-        if super::evidence::classify(scopes, &rel).is_none() {
-            return Err(bad(path, "it matches no inspect scope".into()));
-        }
-        let bytes = crate::fsio::read_regular(&abs, super::evidence::MAX_FILE_BYTES)
-            .map_err(|e| bad(path, e.to_string()))?;
-        if !out.iter().any(|s: &DeclaredSnapshot| s.path == rel) {
-            out.push(DeclaredSnapshot {
-                path: rel,
-                sha256: crate::canon::bytes_hash(&bytes),
-            });
-        }
-    }
-    Ok(out)
 }
 
 /// Opens a case as `req` says: a new run, a resumed one, or a replacement.

@@ -151,6 +151,44 @@ pub fn parse_proposal(bytes: &[u8], case: &CaseDoc, document: &str) -> Result<Pr
 /// value constraints and grounding shape.
 pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal, DocError> {
     let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
+    check_constants(&raw, document)?;
+    let target: TargetKey = raw
+        .target
+        .parse()
+        .map_err(|e: crate::air::TargetKeyError| {
+            err("target", DocErrorKind::MalformedTarget, e.reason)
+        })?;
+    let patch_target: TargetKey =
+        raw.patch
+            .target
+            .parse()
+            .map_err(|e: crate::air::TargetKeyError| {
+                err("patch.target", DocErrorKind::MalformedTarget, e.reason)
+            })?;
+    let deficiency = DeficiencyCode::parse(&raw.deficiency).ok_or_else(|| {
+        err(
+            "deficiency",
+            DocErrorKind::UnknownDeficiency,
+            format!("`{}` is not a deficiency code", raw.deficiency),
+        )
+    })?;
+    check_binding(&raw, case, &target, &patch_target, deficiency, document)?;
+    check_patch(&raw, case, document)?;
+    check_grounding(&raw, document)?;
+    Ok(Proposal {
+        target,
+        deficiency,
+        set: raw.patch.set.clone(),
+        grounding: raw.grounding.clone(),
+        confidence: raw.confidence,
+        rationale: raw.rationale.clone(),
+        raw,
+    })
+}
+
+/// The document's own constants and bounds: format, version, rationale size, confidence.
+fn check_constants(raw: &RawProposal, document: &str) -> Result<(), DocError> {
+    let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     if raw.format != PROPOSAL_FORMAT {
         return Err(err(
             "format",
@@ -178,28 +216,22 @@ pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal
             format!("{} is outside [0, 1]", raw.confidence),
         ));
     }
-    let target: TargetKey = raw
-        .target
-        .parse()
-        .map_err(|e: crate::air::TargetKeyError| {
-            err("target", DocErrorKind::MalformedTarget, e.reason)
-        })?;
-    let patch_target: TargetKey =
-        raw.patch
-            .target
-            .parse()
-            .map_err(|e: crate::air::TargetKeyError| {
-                err("patch.target", DocErrorKind::MalformedTarget, e.reason)
-            })?;
-    let deficiency = DeficiencyCode::parse(&raw.deficiency).ok_or_else(|| {
-        err(
-            "deficiency",
-            DocErrorKind::UnknownDeficiency,
-            format!("`{}` is not a deficiency code", raw.deficiency),
-        )
-    })?;
+    Ok(())
+}
+
+/// The proposal is about this case: its target, patch target, skill, skill version and
+/// deficiency are the case's.
+fn check_binding(
+    raw: &RawProposal,
+    case: &CaseDoc,
+    target: &TargetKey,
+    patch_target: &TargetKey,
+    deficiency: DeficiencyCode,
+    document: &str,
+) -> Result<(), DocError> {
+    let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     let id = &case.identity;
-    if target != case.target.key {
+    if *target != case.target.key {
         return Err(err(
             "target",
             DocErrorKind::Binding,
@@ -246,6 +278,13 @@ pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal
             ),
         ));
     }
+    Ok(())
+}
+
+/// The patch sets exactly the writable fields of the skill, each to an admissible value,
+/// and nothing structural.
+fn check_patch(raw: &RawProposal, case: &CaseDoc, document: &str) -> Result<(), DocError> {
+    let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     let contract = &case.policy.contract;
     let writable = contract.writable_fields();
     for (key, value) in &raw.patch.set {
@@ -286,6 +325,13 @@ pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal
             ));
         }
     }
+    Ok(())
+}
+
+/// Every patched field is grounded on a list of distinct claim ids, and only patched
+/// fields are.
+fn check_grounding(raw: &RawProposal, document: &str) -> Result<(), DocError> {
+    let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     for (key, ids) in &raw.grounding {
         let at = format!("grounding.{key}");
         if !raw.patch.set.contains_key(key) {
@@ -325,13 +371,5 @@ pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal
             ));
         }
     }
-    Ok(Proposal {
-        target,
-        deficiency,
-        set: raw.patch.set.clone(),
-        grounding: raw.grounding.clone(),
-        confidence: raw.confidence,
-        rationale: raw.rationale.clone(),
-        raw,
-    })
+    Ok(())
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::doc::CaseDoc;
+use super::doc::{CaseDoc, CasePolicy, TargetSnapshot};
 use super::schema::proposal_schema;
 use crate::skill::Attestation;
 
@@ -86,11 +86,25 @@ fn render_attestation(s: &mut String, c: &crate::skill::SkillPolicy) {
 
 /// CASE.md: the brief the driver hands the agent.
 pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
-    let id = &case.identity;
-    let t = &case.target;
-    let p = &case.policy;
-    let c = &p.contract;
+    let c = &case.policy.contract;
     let mut s = String::new();
+    render_header(&mut s, case, case_hash);
+    render_task(&mut s, case);
+    render_target(&mut s, &case.target);
+    render_evidence(&mut s, &case.policy);
+    render_writable(&mut s, c);
+    render_attestation(&mut s, c);
+    render_prohibitions(&mut s, &case.policy.prohibitions);
+    render_method(&mut s, case);
+    render_rails(&mut s, case);
+    render_expected_output(&mut s, case);
+    let _ = writeln!(s, "## Working discipline\n\n{WORKING_DISCIPLINE}");
+    s
+}
+
+/// The title and where the brief comes from: the run, its inputs and what it replaces.
+fn render_header(s: &mut String, case: &CaseDoc, case_hash: &str) {
+    let id = &case.identity;
     let _ = writeln!(s, "# Case `{}`\n", id.case_key);
     let _ = writeln!(
         s,
@@ -111,14 +125,20 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
             "> This run replaces run `{prev}`, which is kept unchanged.\n"
         );
     }
+}
 
+/// The question, the deficiency, and where the agent works.
+fn render_task(s: &mut String, case: &CaseDoc) {
     let _ = writeln!(s, "## Task\n\n{}\n", case.task.question);
     let _ = writeln!(
         s,
         "Deficiency: `{}` — {}.\n\nThe repository under investigation is `{}` (read-only). Your working directory is this run directory: think in `workspace/`, deposit results in `output/`.\n",
         case.task.deficiency, case.task.deficiency_detail, case.inputs.repository
     );
+}
 
+/// The target: its key, and what the AIR says about it now.
+fn render_target(s: &mut String, t: &TargetSnapshot) {
     let _ = writeln!(
         s,
         "## Target\n\n`{}` — a {} of service `{}`.\n",
@@ -184,7 +204,11 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         let _ = writeln!(s, "- Current `{field}`: {}{inferred}", fmt_value(value));
     }
     s.push('\n');
+}
 
+/// What counts as evidence: kinds and strengths, inspect scopes, the grounding bar.
+fn render_evidence(s: &mut String, p: &CasePolicy) {
+    let c = &p.contract;
     let _ = writeln!(
         s,
         "## Admissible evidence\n\nThe engine classifies every artifact by where it lives; you never choose its kind.\n"
@@ -220,7 +244,10 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         );
     }
     s.push('\n');
+}
 
+/// The writable fields, their value constraints and when a value is auto-approved.
+fn render_writable(s: &mut String, c: &crate::skill::SkillPolicy) {
     let _ = writeln!(s, "## What you may write\n");
     for out in &c.outputs {
         let constraint = c
@@ -249,15 +276,19 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         c.auto_approve.describe(),
         c.safety_sensitive.describe()
     );
+}
 
-    render_attestation(&mut s, c);
-
+/// The prohibitions.
+fn render_prohibitions(s: &mut String, prohibitions: &[String]) {
     let _ = writeln!(s, "## You may not\n");
-    for rule in &p.prohibitions {
+    for rule in prohibitions {
         let _ = writeln!(s, "- {rule}");
     }
     s.push('\n');
+}
 
+/// The method's phases and the retrieval hints.
+fn render_method(s: &mut String, case: &CaseDoc) {
     let _ = writeln!(s, "## Method\n");
     for (i, phase) in case.procedure.phases.iter().enumerate() {
         let produces = if phase.produces.is_empty() {
@@ -289,7 +320,10 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
                 .join(", ")
         );
     }
+}
 
+/// The rail commands to run, and the case's own tool limits.
+fn render_rails(s: &mut String, case: &CaseDoc) {
     let _ = writeln!(
         s,
         "\n## Rails\n\nRun these from this directory (`.` is this run). Each prints the id it created, or JSON with `--json`.\n"
@@ -328,7 +362,13 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
             limits.join(", ")
         );
     }
+}
 
+/// The one admissible proposal: its schema and a skeleton, and how to decline.
+fn render_expected_output(s: &mut String, case: &CaseDoc) {
+    let id = &case.identity;
+    let t = &case.target;
+    let c = &case.policy.contract;
     let _ = writeln!(s, "## Expected output\n");
     let _ = writeln!(
         s,
@@ -364,7 +404,4 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
         "Declining is a first-class outcome: finalize with `conflicted`, `insufficient_evidence`, `supported` or `blocked_by_missing_source` when that is the truth. Outputs: {}.\n",
         case.expected_output.files.join(", ")
     );
-
-    let _ = writeln!(s, "## Working discipline\n\n{WORKING_DISCIPLINE}");
-    s
 }

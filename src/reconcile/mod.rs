@@ -16,16 +16,16 @@ use serde_json::{Map, Value, json};
 
 use crate::air::{Air, DeficiencyCode, Provenance};
 use crate::case::CaseError;
-use crate::case::RunHandle;
 use crate::case::citable::verify_artifacts;
 use crate::case::finalize::{ResultDoc, Status};
 use crate::case::frozen::{Frozen, VALIDATION_RECORD, evaluate, load_frozen};
-use crate::case::lifecycle::{State, now};
+use crate::case::lifecycle::{Lifecycle, State, now};
 use crate::case::proposal::parse_proposal;
 use crate::case::rail::with_rail;
 use crate::case::research::{aggregate_strength, cited};
 use crate::case::store::{self, PROPOSAL_JSON, RESULT_JSON};
 use crate::case::validate::{ValidationRecord, Verdict};
+use crate::case::{Run, RunHandle};
 use crate::skill::Condition;
 use delta::{EvalDelta, apply_patch, measure};
 use gate::GateCheck;
@@ -112,192 +112,37 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
         }
         let result: ResultDoc = store::read_doc(run_dir, RESULT_JSON)?
             .ok_or_else(|| refuse("missing_output", format!("`{RESULT_JSON}` does not exist")))?;
-        // Re-verify every artifact against the repository: a changed source fails close.
-        let evidence = store::evidence(run_dir)?;
-        verify_artifacts(run, &evidence).map_err(|e| match e {
-            CaseError::Evidence(ev) => refuse(
-                "source_changed",
-                format!("frozen evidence no longer matches the repository: {ev}"),
-            ),
-            other => other,
-        })?;
-        let reverified = evidence.artifacts.iter().filter(|a| a.is_local()).count();
-
-        let contract = run.doc.policy.contract.clone();
-        let air_path = Path::new(&run.doc.inputs.air).to_path_buf();
-        let air = Air::load(&air_path)?;
-        let mut reasons = Vec::new();
-        let mut escalate = None;
-        let mut gate = Vec::new();
-        let (tier, validation, eval_delta, patched) = match result.status {
-            Status::ProposalGenerated => {
-                let bytes = crate::fsio::read_regular(
-                    &run_dir.join(PROPOSAL_JSON),
-                    crate::case::store::MAX_RUN_FILE_BYTES,
-                )
-                .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
-                // Binding is checked again here, independently of parse at validate.
-                let proposal = parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
-                let frozen = load_frozen(run.clone(), &lc)?;
-                let record = evaluate(&frozen)?;
-                let recorded: Option<ValidationRecord> = lc.record(VALIDATION_RECORD);
-                let mut patched = air.clone();
-                apply_patch(&mut patched, &run.doc.target.key, &proposal.set, &[])
-                    .map_err(|e| refuse("patch_failed", e))?;
-                let delta = measure(&air, &patched, &run.doc.target.key, run.doc.task.deficiency);
-                let tier = if record.verdict != Verdict::Pass
-                    || recorded.as_ref().map(|r| r.verdict) != Some(Verdict::Pass)
-                {
-                    reasons.push("validation failed on re-run".into());
-                    Tier::Reject
-                } else if !delta.acceptable() {
-                    if !delta.target_closed {
-                        reasons.push("the target's deficiency does not close".into());
-                    }
-                    for d in &delta.new_deficiencies {
-                        reasons.push(format!("new deficiency: {d}"));
-                    }
-                    Tier::Reject
-                } else {
-                    review_reasons(
-                        &frozen,
-                        &proposal.set,
-                        &proposal.grounding,
-                        &run.doc,
-                        &mut reasons,
-                    );
-                    gate = gate::check(&frozen, &proposal.set, &proposal.grounding, &mut reasons);
-                    if reasons.is_empty() {
-                        Tier::Auto
-                    } else {
-                        Tier::Review
-                    }
-                };
-                let provenance_set = proposal.set.clone();
-                (
-                    Some(tier),
-                    Some(record),
-                    Some(delta),
-                    Some((
-                        patched,
-                        provenance_set,
-                        artifact_ids(&frozen, &proposal.grounding),
-                    )),
-                )
-            }
-            Status::Supported => {
-                let proof = result.supported.clone().ok_or_else(|| {
-                    refuse("missing_proof", "supported result carries no proof".into())
-                })?;
-                let mut patched = air.clone();
-                apply_patch(
-                    &mut patched,
-                    &run.doc.target.key,
-                    &Map::new(),
-                    std::slice::from_ref(&proof.field),
-                )
-                .map_err(|e| refuse("patch_failed", e))?;
-                let delta = measure(&air, &patched, &run.doc.target.key, run.doc.task.deficiency);
-                let set: Map<String, Value> = [(proof.field.clone(), proof.value.clone())]
-                    .into_iter()
-                    .collect();
-                let frozen = load_frozen(run.clone(), &lc)?;
-                let tier = if !delta.acceptable() {
-                    reasons.push("proving the current value does not close the deficiency".into());
-                    Tier::Reject
-                } else {
-                    if contract.safety_sensitive.holds(&set) {
-                        reasons.push("safety-sensitive skill".into());
-                    }
-                    if !contract.auto_approve.holds(&set) {
-                        reasons.push("the skill is not auto-approvable for this value".into());
-                    }
-                    let grounding = [(proof.field.clone(), proof.claim_ids.clone())]
-                        .into_iter()
-                        .collect();
-                    gate = gate::check(&frozen, &set, &grounding, &mut reasons);
-                    if reasons.is_empty() {
-                        Tier::Auto
-                    } else {
-                        Tier::Review
-                    }
-                };
-                let ids = frozen
-                    .claims
-                    .claims
-                    .iter()
-                    .filter(|c| proof.claim_ids.contains(&c.id))
-                    .flat_map(|c| c.artifact_ids.clone())
-                    .collect();
-                (
-                    Some(tier),
-                    None,
-                    Some(delta),
-                    Some((patched, Map::new(), ids)),
-                )
-            }
+        let reverified = reverify(run_dir, run)?;
+        let air = Air::load(Path::new(&run.doc.inputs.air))?;
+        let r = match result.status {
+            Status::ProposalGenerated => reconcile_proposal(run_dir, run, &lc, &air)?,
+            Status::Supported => reconcile_supported(run, &lc, &air, &result)?,
             Status::Conflicted => {
-                escalate = Some("sources disagree: a human must decide".into());
-                (None, None, None, None)
+                Reconciled::decline(Some("sources disagree: a human must decide".into()))
             }
             Status::InsufficientEvidence | Status::BlockedByMissingSource => {
-                if contract.safety_sensitive != Condition::Never {
-                    escalate = Some(format!(
-                        "ungroundable safety-relevant deficiency ({}): a human must decide",
-                        result.status
-                    ));
-                }
-                (None, None, None, None)
+                let escalate =
+                    (run.doc.policy.contract.safety_sensitive != Condition::Never).then(|| {
+                        format!(
+                            "ungroundable safety-relevant deficiency ({}): a human must decide",
+                            result.status
+                        )
+                    });
+                Reconciled::decline(escalate)
             }
         };
-
-        let mut applied = None;
-        if let Some(out) = &req.apply {
-            let Some((mut patched, set, artifact_ids)) = patched else {
-                return Err(refuse(
-                    "nothing_to_apply",
-                    format!("a {} result has nothing to apply", result.status),
-                ));
-            };
-            match (tier, &req.approved_by) {
-                (Some(Tier::Auto), _) | (Some(Tier::Review), Some(_)) => {}
-                (Some(Tier::Review), None) => {
-                    return Err(refuse(
-                        "needs_approval",
-                        format!(
-                            "tier review needs --approved-by to apply ({})",
-                            reasons.join("; ")
-                        ),
-                    ));
-                }
-                _ => {
-                    return Err(refuse(
-                        "rejected",
-                        format!("tier reject cannot be applied ({})", reasons.join("; ")),
-                    ));
-                }
-            }
-            let tier = tier.unwrap_or(Tier::Reject);
-            patched.provenance.push(Provenance {
-                target: run.doc.target.key.to_string(),
-                set,
-                case_key: run.doc.identity.case_key.to_string(),
-                run_id: run.doc.identity.run_id.to_string(),
-                artifact_ids,
-                tier: tier.as_str().into(),
-                approved_by: if tier == Tier::Review {
-                    req.approved_by.clone()
-                } else {
-                    None
-                },
-                applied_at: now(),
-            });
-            crate::fsio::write_json_atomic(out, &patched).map_err(CaseError::io("write", out))?;
-            applied = Some(Applied {
-                air: out.display().to_string(),
-                approved_by: req.approved_by.clone(),
-            });
-        }
+        let applied = match &req.apply {
+            Some(out) => Some(apply(
+                out,
+                req,
+                run,
+                result.status,
+                r.tier,
+                &r.reasons,
+                r.patched,
+            )?),
+            None => None,
+        };
 
         let doc = CloseDoc {
             format: "anvil-close".into(),
@@ -305,13 +150,13 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
             run_id: run.doc.identity.run_id.to_string(),
             case_key: run.doc.identity.case_key.to_string(),
             status: result.status,
-            tier,
-            escalate,
-            reasons,
+            tier: r.tier,
+            escalate: r.escalate,
+            reasons: r.reasons,
             artifacts_reverified: reverified,
-            validation,
-            eval_delta,
-            gate,
+            validation: r.validation,
+            eval_delta: r.eval_delta,
+            gate: r.gate,
             applied,
             at: now(),
         };
@@ -321,6 +166,254 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
             .map_err(|reason| CaseError::Transition { reason })?;
         lc.save(run_dir)?;
         Ok(doc)
+    })
+}
+
+/// What reconciling one result decided, before anything is applied.
+struct Reconciled {
+    /// `None` when there is nothing to apply (a decline).
+    tier: Option<Tier>,
+    escalate: Option<String>,
+    reasons: Vec<String>,
+    validation: Option<ValidationRecord>,
+    eval_delta: Option<EvalDelta>,
+    gate: Vec<GateCheck>,
+    patched: Option<Patched>,
+}
+
+/// The AIR with the result's patch applied, the values it sets, and the artifacts behind
+/// them (for the provenance entry).
+struct Patched {
+    air: Air,
+    set: Map<String, Value>,
+    artifact_ids: Vec<String>,
+}
+
+impl Reconciled {
+    /// A decline: nothing to apply; maybe a reason a human must look.
+    fn decline(escalate: Option<String>) -> Reconciled {
+        Reconciled {
+            tier: None,
+            escalate,
+            reasons: Vec::new(),
+            validation: None,
+            eval_delta: None,
+            gate: Vec::new(),
+            patched: None,
+        }
+    }
+}
+
+/// Re-verifies every artifact against the repository (a changed source fails close) and
+/// counts the local ones.
+fn reverify(run_dir: &Path, run: &Run) -> Result<usize, CaseError> {
+    let evidence = store::evidence(run_dir)?;
+    verify_artifacts(run, &evidence).map_err(|e| match e {
+        CaseError::Evidence(ev) => refuse(
+            "source_changed",
+            format!("frozen evidence no longer matches the repository: {ev}"),
+        ),
+        other => other,
+    })?;
+    Ok(evidence.artifacts.iter().filter(|a| a.is_local()).count())
+}
+
+/// A proposal: re-parsed, re-bound and re-validated, its patch measured against the AIR,
+/// then tiered by the review reasons and the gate.
+fn reconcile_proposal(
+    run_dir: &Path,
+    run: &Run,
+    lc: &Lifecycle,
+    air: &Air,
+) -> Result<Reconciled, CaseError> {
+    let mut reasons = Vec::new();
+    let mut gate = Vec::new();
+    let bytes = crate::fsio::read_regular(
+        &run_dir.join(PROPOSAL_JSON),
+        crate::case::store::MAX_RUN_FILE_BYTES,
+    )
+    .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
+    // Binding is checked again here, independently of parse at validate.
+    let proposal = parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
+    let frozen = load_frozen(run.clone(), lc)?;
+    let record = evaluate(&frozen)?;
+    let recorded: Option<ValidationRecord> = lc.record(VALIDATION_RECORD);
+    let mut patched = air.clone();
+    apply_patch(&mut patched, &run.doc.target.key, &proposal.set, &[])
+        .map_err(|e| refuse("patch_failed", e))?;
+    let delta = measure(air, &patched, &run.doc.target.key, run.doc.task.deficiency);
+    let tier = if record.verdict != Verdict::Pass
+        || recorded.as_ref().map(|r| r.verdict) != Some(Verdict::Pass)
+    {
+        reasons.push("validation failed on re-run".into());
+        Tier::Reject
+    } else if !delta.acceptable() {
+        if !delta.target_closed {
+            reasons.push("the target's deficiency does not close".into());
+        }
+        for d in &delta.new_deficiencies {
+            reasons.push(format!("new deficiency: {d}"));
+        }
+        Tier::Reject
+    } else {
+        review_reasons(
+            &frozen,
+            &proposal.set,
+            &proposal.grounding,
+            &run.doc,
+            &mut reasons,
+        );
+        gate = gate::check(&frozen, &proposal.set, &proposal.grounding, &mut reasons);
+        if reasons.is_empty() {
+            Tier::Auto
+        } else {
+            Tier::Review
+        }
+    };
+    Ok(Reconciled {
+        tier: Some(tier),
+        escalate: None,
+        reasons,
+        validation: Some(record),
+        eval_delta: Some(delta),
+        gate,
+        patched: Some(Patched {
+            air: patched,
+            set: proposal.set.clone(),
+            artifact_ids: artifact_ids(&frozen, &proposal.grounding),
+        }),
+    })
+}
+
+/// A `supported` result: the current value proven. Marking it proven must close the
+/// deficiency; then it is tiered by the contract and the gate like a proposal's value.
+fn reconcile_supported(
+    run: &Run,
+    lc: &Lifecycle,
+    air: &Air,
+    result: &ResultDoc,
+) -> Result<Reconciled, CaseError> {
+    let contract = &run.doc.policy.contract;
+    let mut reasons = Vec::new();
+    let mut gate = Vec::new();
+    let proof = result
+        .supported
+        .clone()
+        .ok_or_else(|| refuse("missing_proof", "supported result carries no proof".into()))?;
+    let mut patched = air.clone();
+    apply_patch(
+        &mut patched,
+        &run.doc.target.key,
+        &Map::new(),
+        std::slice::from_ref(&proof.field),
+    )
+    .map_err(|e| refuse("patch_failed", e))?;
+    let delta = measure(air, &patched, &run.doc.target.key, run.doc.task.deficiency);
+    let set: Map<String, Value> = [(proof.field.clone(), proof.value.clone())]
+        .into_iter()
+        .collect();
+    let frozen = load_frozen(run.clone(), lc)?;
+    let tier = if !delta.acceptable() {
+        reasons.push("proving the current value does not close the deficiency".into());
+        Tier::Reject
+    } else {
+        if contract.safety_sensitive.holds(&set) {
+            reasons.push("safety-sensitive skill".into());
+        }
+        if !contract.auto_approve.holds(&set) {
+            reasons.push("the skill is not auto-approvable for this value".into());
+        }
+        let grounding = [(proof.field.clone(), proof.claim_ids.clone())]
+            .into_iter()
+            .collect();
+        gate = gate::check(&frozen, &set, &grounding, &mut reasons);
+        if reasons.is_empty() {
+            Tier::Auto
+        } else {
+            Tier::Review
+        }
+    };
+    let ids = frozen
+        .claims
+        .claims
+        .iter()
+        .filter(|c| proof.claim_ids.contains(&c.id))
+        .flat_map(|c| c.artifact_ids.clone())
+        .collect();
+    Ok(Reconciled {
+        tier: Some(tier),
+        escalate: None,
+        reasons,
+        validation: None,
+        eval_delta: Some(delta),
+        gate,
+        patched: Some(Patched {
+            air: patched,
+            set: Map::new(),
+            artifact_ids: ids,
+        }),
+    })
+}
+
+/// Writes the patched AIR to `out` with its provenance entry, when the tier allows: `auto`
+/// always, `review` only with an approver, `reject` never.
+fn apply(
+    out: &Path,
+    req: &CloseRequest,
+    run: &Run,
+    status: Status,
+    tier: Option<Tier>,
+    reasons: &[String],
+    patched: Option<Patched>,
+) -> Result<Applied, CaseError> {
+    let Some(Patched {
+        air: mut patched,
+        set,
+        artifact_ids,
+    }) = patched
+    else {
+        return Err(refuse(
+            "nothing_to_apply",
+            format!("a {status} result has nothing to apply"),
+        ));
+    };
+    match (tier, &req.approved_by) {
+        (Some(Tier::Auto), _) | (Some(Tier::Review), Some(_)) => {}
+        (Some(Tier::Review), None) => {
+            return Err(refuse(
+                "needs_approval",
+                format!(
+                    "tier review needs --approved-by to apply ({})",
+                    reasons.join("; ")
+                ),
+            ));
+        }
+        _ => {
+            return Err(refuse(
+                "rejected",
+                format!("tier reject cannot be applied ({})", reasons.join("; ")),
+            ));
+        }
+    }
+    let tier = tier.unwrap_or(Tier::Reject);
+    patched.provenance.push(Provenance {
+        target: run.doc.target.key.to_string(),
+        set,
+        case_key: run.doc.identity.case_key.to_string(),
+        run_id: run.doc.identity.run_id.to_string(),
+        artifact_ids,
+        tier: tier.as_str().into(),
+        approved_by: if tier == Tier::Review {
+            req.approved_by.clone()
+        } else {
+            None
+        },
+        applied_at: now(),
+    });
+    crate::fsio::write_json_atomic(out, &patched).map_err(CaseError::io("write", out))?;
+    Ok(Applied {
+        air: out.display().to_string(),
+        approved_by: req.approved_by.clone(),
     })
 }
 

@@ -1,14 +1,12 @@
 //! Attestation rules (R-GATE-1): contract data that says what text in an excerpt states a
 //! value of an output predicate. The engine's matcher lives in `case::attest`; this module
-//! only holds the data and checks that it is well formed.
-//!
-//! Invariant: every rule compiles, and every value a rule states is admitted by the field's
-//! value constraint, so a rule can never attest a value the skill could not write.
+//! only holds the data. [`SkillPolicy::check_attestation`](super::SkillPolicy) checks it
+//! against the policy it belongs to: every rule compiles, and every value a rule states is
+//! admitted by the field's value constraint, so a rule can never attest a value the skill
+//! could not write.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use super::registry::{SkillPolicy, ValueConstraint};
 
 /// Stands for the quantity in a rule's pattern: the target's name in any spelling, or a
 /// name or literal it flows into or out of within the excerpt.
@@ -61,63 +59,4 @@ impl AttestRule {
             fill(&self.unless_context),
         ]
     }
-}
-
-/// Checks the attestation data of one skill: every output predicate has rules, every
-/// pattern compiles, every stated value is admissible, shares lie in (0, 1].
-pub fn check(skill: &str, policy: &SkillPolicy) -> Result<(), String> {
-    for out in &policy.outputs {
-        let Some(att) = policy.attestation.get(&out.predicate) else {
-            return Err(format!(
-                "skill {skill} has no attestation rules for output predicate {}",
-                out.predicate
-            ));
-        };
-        let constraint = policy.value_constraints.get(&out.field);
-        match att {
-            Attestation::Patterns { rules } => {
-                if matches!(constraint, Some(ValueConstraint::Text)) {
-                    return Err(format!(
-                        "skill {skill}: `{}` is free text and needs content_words attestation",
-                        out.predicate
-                    ));
-                }
-                for rule in rules {
-                    for src in rule.sources("qqq").into_iter().flatten() {
-                        // Parsing is the check: compiling ~100 patterns at every registry
-                        // load cost a CLI call 100 ms; each case compiles its own (cached).
-                        regex_syntax::Parser::new().parse(&src).map_err(|e| {
-                            format!("skill {skill}: rule {} does not compile: {e}", rule.id)
-                        })?;
-                    }
-                    if rule.values.is_empty() {
-                        return Err(format!("skill {skill}: rule {} states no value", rule.id));
-                    }
-                    for v in &rule.values {
-                        if !constraint.is_some_and(|c| c.admits(v)) {
-                            return Err(format!(
-                                "skill {skill}: rule {} states {v}, which `{}` does not admit",
-                                rule.id, out.field
-                            ));
-                        }
-                    }
-                }
-            }
-            Attestation::ContentWords { share, .. } => {
-                if !(share.is_finite() && *share > 0.0 && *share <= 1.0) {
-                    return Err(format!(
-                        "skill {skill}: content-word share {share} is outside (0, 1]"
-                    ));
-                }
-            }
-        }
-    }
-    for predicate in policy.attestation.keys() {
-        if !policy.output_predicates().contains(&predicate.as_str()) {
-            return Err(format!(
-                "skill {skill} has attestation rules for {predicate}, which is not an output predicate"
-            ));
-        }
-    }
-    Ok(())
 }

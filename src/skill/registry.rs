@@ -1,87 +1,11 @@
 //! The built-in skill registry, parsed once from the embedded `builtin.json`.
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::OnceLock;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::attestation::Attestation;
-use crate::air::{DeficiencyCode, TargetKind};
-
-/// Where an evidence artifact lives, decided by the engine from the inspect scope (or
-/// derived: `comment`, `external`), never by the agent.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceKind {
-    Implementation,
-    ContractTest,
-    Schema,
-    Doc,
-    Comment,
-    External,
-}
-
-impl EvidenceKind {
-    pub const ALL: [EvidenceKind; 6] = [
-        EvidenceKind::Implementation,
-        EvidenceKind::ContractTest,
-        EvidenceKind::Schema,
-        EvidenceKind::Doc,
-        EvidenceKind::Comment,
-        EvidenceKind::External,
-    ];
-
-    /// Strength of one artifact of this kind (DESIGN §5).
-    pub fn strength(self) -> f64 {
-        match self {
-            EvidenceKind::Implementation => 0.9,
-            EvidenceKind::ContractTest => 0.85,
-            EvidenceKind::Schema => 0.8,
-            EvidenceKind::Doc => 0.6,
-            EvidenceKind::Comment => 0.4,
-            EvidenceKind::External => 0.3,
-        }
-    }
-
-    /// Kinds a path scope may assign. `comment` and `external` are derived, never scoped.
-    pub fn assignable_by_scope(self) -> bool {
-        !matches!(self, EvidenceKind::Comment | EvidenceKind::External)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EvidenceKind::Implementation => "implementation",
-            EvidenceKind::ContractTest => "contract_test",
-            EvidenceKind::Schema => "schema",
-            EvidenceKind::Doc => "doc",
-            EvidenceKind::Comment => "comment",
-            EvidenceKind::External => "external",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<EvidenceKind> {
-        EvidenceKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-}
-
-impl fmt::Display for EvidenceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The verification bar for grounding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Verification {
-    Verified,
-    AllowUnverified,
-}
+use super::kinds::TargetKind;
+use super::policy::{EvidenceKind, SkillPolicy};
 
 /// A path-glob → evidence kind rule. First match wins; no match means inadmissible.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -89,134 +13,6 @@ pub enum Verification {
 pub struct Scope {
     pub glob: String,
     pub kind: EvidenceKind,
-}
-
-/// When a contract property applies.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "when", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Condition {
-    Always,
-    Never,
-    ValueEquals { field: String, equals: Value },
-}
-
-impl Condition {
-    /// Evaluates against the patched values of a proposal.
-    pub fn holds(&self, set: &serde_json::Map<String, Value>) -> bool {
-        match self {
-            Condition::Always => true,
-            Condition::Never => false,
-            Condition::ValueEquals { field, equals } => set.get(field) == Some(equals),
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match self {
-            Condition::Always => "always".into(),
-            Condition::Never => "never".into(),
-            Condition::ValueEquals { field, equals } => format!("only when `{field}` is {equals}"),
-        }
-    }
-}
-
-/// What values a writable field accepts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ValueConstraint {
-    /// Free text: non-empty, not tautological.
-    Text,
-    Boolean,
-    Vocabulary {
-        values: Vec<String>,
-    },
-}
-
-impl ValueConstraint {
-    /// True when `value` has the right type and is in vocabulary.
-    pub fn admits(&self, value: &Value) -> bool {
-        match (self, value) {
-            (ValueConstraint::Text, Value::String(s)) => !s.trim().is_empty(),
-            (ValueConstraint::Boolean, Value::Bool(_)) => true,
-            (ValueConstraint::Vocabulary { values }, Value::String(s)) => values.contains(s),
-            _ => false,
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match self {
-            ValueConstraint::Text => "non-empty text that says more than the name".into(),
-            ValueConstraint::Boolean => "true or false".into(),
-            ValueConstraint::Vocabulary { values } => format!("one of {}", values.join(", ")),
-        }
-    }
-}
-
-/// One output: a writable AIR attribute and the predicate that asserts it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct OutputSpec {
-    pub field: String,
-    pub predicate: String,
-}
-
-/// The policy part of a contract: everything that decides admissibility and approval.
-/// Its canonical hash is the policy hash.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SkillPolicy {
-    pub triggers: Vec<DeficiencyCode>,
-    pub outputs: Vec<OutputSpec>,
-    pub supporting_predicates: Vec<String>,
-    pub admissible_kinds: Vec<EvidenceKind>,
-    pub minimum_strength: f64,
-    pub minimum_verification: Verification,
-    pub field_verification: BTreeMap<String, Verification>,
-    pub value_constraints: BTreeMap<String, ValueConstraint>,
-    pub auto_approve: Condition,
-    pub safety_sensitive: Condition,
-    pub checks: Vec<String>,
-    /// Per output predicate: what text in an excerpt states a value (R-GATE-1).
-    pub attestation: BTreeMap<String, Attestation>,
-}
-
-impl SkillPolicy {
-    pub fn writable_fields(&self) -> Vec<&str> {
-        self.outputs.iter().map(|o| o.field.as_str()).collect()
-    }
-
-    pub fn output_predicates(&self) -> Vec<&str> {
-        self.outputs.iter().map(|o| o.predicate.as_str()).collect()
-    }
-
-    /// Output predicates followed by supporting predicates.
-    pub fn all_predicates(&self) -> Vec<&str> {
-        let mut all = self.output_predicates();
-        all.extend(self.supporting_predicates.iter().map(String::as_str));
-        all
-    }
-
-    /// The writable field an output predicate asserts.
-    pub fn field_for_predicate(&self, predicate: &str) -> Option<&str> {
-        self.outputs
-            .iter()
-            .find(|o| o.predicate == predicate)
-            .map(|o| o.field.as_str())
-    }
-
-    pub fn predicate_for_field(&self, field: &str) -> Option<&str> {
-        self.outputs
-            .iter()
-            .find(|o| o.field == field)
-            .map(|o| o.predicate.as_str())
-    }
-
-    /// The bar for one field: its override, else the skill minimum.
-    pub fn verification_for(&self, field: &str) -> Verification {
-        self.field_verification
-            .get(field)
-            .copied()
-            .unwrap_or(self.minimum_verification)
-    }
 }
 
 /// A versioned skill contract.
@@ -313,6 +109,7 @@ pub fn registry() -> &'static Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skill::ValueConstraint;
 
     /// The attestation rules of the embedded registry are checked here, not at every load:
     /// checking ~100 patterns was two thirds of a CLI rail's instructions.
@@ -330,7 +127,7 @@ mod tests {
     fn the_embedded_attestation_rules_are_sound() {
         let reg = Registry::parse(include_str!("builtin.json")).unwrap();
         for skill in &reg.skills {
-            crate::skill::attestation::check(&skill.name, &skill.policy).unwrap();
+            skill.policy.check_attestation(&skill.name).unwrap();
             for rules in skill.policy.attestation.values() {
                 if let crate::skill::Attestation::Patterns { rules } = rules {
                     for rule in rules {

@@ -23,13 +23,12 @@ use serde_json::{Map, Value};
 
 use super::error::ToolError;
 use super::files::Loaded;
-use super::limits::ToolLimits;
 use super::request::Page;
 use super::result::{
     ColumnInfo, Coverage, FindReferencesResult, LookupResult, PageInfo, RowMatch, TableInfo,
 };
+use crate::case::ToolLimits;
 
-pub const SNAPSHOT_SUFFIX: &str = ".snapshot.json";
 pub const SNAPSHOT_FORMAT: &str = "anvil-database-snapshot";
 pub const SNAPSHOT_FORMAT_VERSION: u32 = 1;
 const RAW_FORMAT: &str = "raw-rows";
@@ -68,11 +67,6 @@ pub(crate) struct Snapshot {
     /// The row array's JSON Pointer prefix: `/rows` or empty.
     pointer_base: &'static str,
     rows: Vec<Map<String, Value>>,
-}
-
-/// Whether a scoped path declares a snapshot.
-pub(crate) fn is_snapshot_path(rel: &str) -> bool {
-    rel.ends_with(SNAPSHOT_SUFFIX)
 }
 
 /// Parses and validates one snapshot file.

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use crate::case::evidence::EvidenceError;
+use crate::case::evidence::walk::WalkError;
 
 /// Every code [`ToolError::kind`] can return.
 pub const ERROR_KINDS: &[&str] = &[
@@ -226,6 +227,16 @@ fn source_kind(e: &EvidenceError) -> &'static str {
         k @ ("empty_path" | "absolute_path" | "path_escape" | "symlink_escape" | "missing_file"
         | "not_a_file" | "non_utf8_path" | "out_of_scope" | "concurrent_change") => k,
         _ => "io",
+    }
+}
+
+impl From<WalkError> for ToolError {
+    fn from(e: WalkError) -> Self {
+        ToolError::Io {
+            action: e.action,
+            path: e.path,
+            source: e.source,
+        }
     }
 }
 

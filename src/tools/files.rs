@@ -19,21 +19,12 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::canon::streamed_hash;
+use crate::case::evidence::walk::{ScopedFile, scoped_files};
 use crate::case::evidence::{Classifier, EvidenceError, resolve_path};
-use crate::skill::{EvidenceKind, Scope};
+use crate::skill::Scope;
 
 use super::error::ToolError;
-use super::limits::ToolLimits;
-
-/// A regular file inside the repository and an inspect scope.
-#[derive(Debug, Clone)]
-pub(crate) struct ScopedFile {
-    /// Canonical, `/`-separated, repository-relative.
-    pub rel: String,
-    pub abs: PathBuf,
-    pub kind: EvidenceKind,
-    pub size: u64,
-}
+use crate::case::ToolLimits;
 
 /// The repository as the tools see it.
 pub(crate) struct Repo {
@@ -72,49 +63,9 @@ impl Repo {
         })
     }
 
-    /// Every regular file inside a scope, in path order. Symlinks are not followed: a
-    /// link's in-repository target is listed under its own canonical path, and a link
-    /// leaving the repository is never listed. `.git` is repository metadata, not source.
+    /// Every regular file inside a scope, in path order (see [`scoped_files`]).
     pub(crate) fn walk(&self) -> Result<Vec<ScopedFile>, ToolError> {
-        let mut out = Vec::new();
-        let mut stack = vec![(self.root.clone(), String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            let entries = fs::read_dir(&dir).map_err(ToolError::io("list", &dir))?;
-            for entry in entries {
-                let entry = entry.map_err(ToolError::io("list", &dir))?;
-                let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                    continue;
-                };
-                let rel = if prefix.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{prefix}/{name}")
-                };
-                let ty = entry
-                    .file_type()
-                    .map_err(ToolError::io("inspect", entry.path()))?;
-                if ty.is_dir() {
-                    if !(prefix.is_empty() && name == ".git") {
-                        stack.push((entry.path(), rel));
-                    }
-                } else if ty.is_file()
-                    && let Some(kind) = self.scopes.classify(&rel)
-                {
-                    let size = entry
-                        .metadata()
-                        .map_err(ToolError::io("inspect", entry.path()))?
-                        .len();
-                    out.push(ScopedFile {
-                        rel,
-                        abs: entry.path(),
-                        kind,
-                        size,
-                    });
-                }
-            }
-        }
-        out.sort_by(|a, b| a.rel.cmp(&b.rel));
-        Ok(out)
+        Ok(scoped_files(&self.root, &self.scopes)?)
     }
 }
 

@@ -19,7 +19,6 @@ mod args;
 mod database;
 mod error;
 mod files;
-mod limits;
 mod request;
 mod result;
 mod scan;
@@ -32,19 +31,23 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use database::{SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_SUFFIX};
+pub use database::{SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION};
 pub use error::{ERROR_KINDS, ToolError};
-pub use limits::ToolLimits;
 pub use request::{OPERATIONS, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
 pub use result::*;
 pub use schema::{OperationInfo, operations, request_schema, result_schema};
+// The limits are the case's (case.json records them), so they live in `case`.
+pub use crate::case::ToolLimits;
+// Which snapshots a case declares is the case's, decided at open.
+pub use crate::case::snapshots::SNAPSHOT_SUFFIX;
 
+use crate::case::evidence::walk::ScopedFile;
 use crate::case::lifecycle::State;
 use crate::case::rail::with_rail;
 use crate::case::run::CASE_JSON;
 use crate::case::{CaseError, RunHandle};
 use database::Snapshot;
-use files::{Repo, ScopedFile, Selection};
+use files::{Repo, Selection};
 use request::{Batch, Item, Op};
 
 /// The rail name under which `case query` calls are journaled.
@@ -53,30 +56,6 @@ pub const QUERY_RAIL: &str = "query";
 /// Validates, preflights and answers a whole batch with the default limits. Read-only.
 pub fn query(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
     query_with_limits(run_dir, request, &case_limits(run_dir))
-}
-
-/// [`query`] with explicit limits.
-/// The snapshots a case declares when it is opened: every `*.snapshot.json` inside the
-/// inspect scopes, with its sha256 now.
-pub fn discover_snapshots(
-    repo_root: &Path,
-    scopes: &[crate::skill::Scope],
-) -> Result<Vec<crate::case::doc::DeclaredSnapshot>, ToolError> {
-    let repo = Repo::new(repo_root, scopes)?;
-    let mut out = Vec::new();
-    for f in repo
-        .walk()?
-        .into_iter()
-        .filter(|f| database::is_snapshot_path(&f.rel))
-    {
-        let bytes = crate::limits::read_capped(&f.abs, crate::limits::Limit::DocBytes)
-            .map_err(|e| ToolError::io("read", &f.abs)(e.into()))?;
-        out.push(crate::case::doc::DeclaredSnapshot {
-            path: f.rel,
-            sha256: crate::canon::bytes_hash(&bytes),
-        });
-    }
-    Ok(out)
 }
 
 /// The limits of the case at `run_dir`: the defaults with the case's overrides. A run that
@@ -93,6 +72,7 @@ pub fn case_limits(run_dir: &Path) -> ToolLimits {
         .unwrap_or_default()
 }
 
+/// [`query`] with explicit limits.
 pub fn query_with_limits(
     run_dir: &Path,
     request: &Value,

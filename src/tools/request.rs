@@ -17,8 +17,8 @@ use super::args::{
     ReadContextArgs,
 };
 use super::error::ToolError;
-use super::limits::ToolLimits;
 use crate::canon::canonical_hash;
+use crate::case::ToolLimits;
 
 pub const REQUEST_FORMAT: &str = "anvil-investigation-request";
 pub const REQUEST_FORMAT_VERSION: u32 = 1;

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::skill::EvidenceKind;
 
-use super::limits::ToolLimits;
+use crate::case::ToolLimits;
 
 pub const RESULT_FORMAT: &str = "anvil-investigation-result";
 pub const RESULT_FORMAT_VERSION: u32 = 1;

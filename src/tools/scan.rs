@@ -13,10 +13,10 @@ use std::ops::Range;
 
 use super::error::ToolError;
 use super::files::{Loaded, NotText, Selection, Streamed, TextScan};
-use super::limits::ToolLimits;
 use super::request::Page;
 use super::result::{CheckedFile, ContextLine, LineMatch, PageInfo, ReadContextResult};
 use super::source::{FileContext, FileSearch, Matcher, Reader};
+use crate::case::ToolLimits;
 
 /// What a batch's requests want of one file.
 #[derive(Default)]

@@ -12,9 +12,9 @@ use super::args::{
     DescribeArgs, FindReferencesArgs, FindSymbolArgs, FindTextArgs, ListFilesArgs, LookupArgs,
     ReadContextArgs,
 };
-use super::limits::ToolLimits;
 use super::request::{MAX_REQUEST_ID, REQUEST_FORMAT, REQUEST_FORMAT_VERSION, RawRequestDoc};
 use super::result::{RESULT_FORMAT, RESULT_FORMAT_VERSION, ResultDoc};
+use crate::case::ToolLimits;
 
 /// One allowlisted operation: its name, what it does, and the JSON Schema of its arguments.
 #[derive(Debug, Clone)]

@@ -16,10 +16,10 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::document::Document;
 use super::error::OpenApiError;
 use super::ext::{self, Attr};
 use super::splice::{self, Op};
-use super::tree::Document;
 use super::{Imported, import};
 use crate::air::Air;
 

@@ -8,12 +8,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::document::Document;
 use super::error::OpenApiError;
 use super::ext::{self, Attr};
 use super::pointer::{self, show};
 use super::refs::{self, Layer};
 use super::schema::{Flattener, View};
-use super::tree::{Document, Node};
+use super::tree::Node;
 use super::{Imported, Note, Site, Version};
 use crate::air::{Air, AirSource, Capability, Location, Operation, Service};
 

@@ -1,8 +1,8 @@
 //! OpenAPI 3.0, 3.1 and Swagger 2.0 (YAML or JSON) to AIR, and refined AIR back into the
 //! original document.
 //!
-//! * `tree`, `yaml`, `json` — the description parsed into a located tree ([`Document`]):
-//!   every node knows its byte range in the text as read.
+//! * `document`, `tree`, `yaml`, `json` — the description parsed into a located tree
+//!   ([`Document`]): every node knows its byte range in the text as read.
 //! * `import`, `parameters`, `responses`, `schema`, `refs` — the walk: operations,
 //!   parameters, bodies flattened to field paths, errors from 4xx/5xx responses, local
 //!   `$ref`s with cycle detection; each AIR element records the JSON Pointer it came from.
@@ -16,6 +16,7 @@
 //! refined nodes (and the provenance list), so with no refinements it returns the input
 //! byte for byte.
 
+mod document;
 mod error;
 mod export;
 pub mod ext;
@@ -37,10 +38,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub use document::{Document, Format};
 pub use error::OpenApiError;
 pub use export::{Edit, EditAction, Exported, export};
 pub use summary::{OperationSummary, SkillCount, summarize};
-pub use tree::{Document, Format};
 
 use crate::air::Air;
 use ext::Attr;

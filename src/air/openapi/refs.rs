@@ -8,9 +8,10 @@
 //! Invariant: resolution never follows a reference out of the document and never loops; an
 //! external reference, a dangling one and a cycle are errors naming the `$ref`'s pointer.
 
+use super::document::Document;
 use super::error::OpenApiError;
 use super::pointer::{self, RefError, show};
-use super::tree::{Document, Node};
+use super::tree::Node;
 
 /// One node on a reference chain and where it lives.
 #[derive(Debug, Clone)]

@@ -169,7 +169,7 @@ pub(crate) fn yaml_value(value: &Value, context: Context, nl: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::air::openapi::tree::Document;
+    use crate::air::openapi::document::Document;
 
     fn reads_back(text: &str) -> Value {
         Document::parse(text.to_string(), "t.yaml")

@@ -11,11 +11,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::document::Document;
 use super::error::OpenApiError;
 use super::ext::{self, Attr};
 use super::pointer;
 use super::refs::{self, Layer};
-use super::tree::{Document, Node};
+use super::tree::Node;
 use super::{Note, Site};
 use crate::air::{Composition, Field, Location};
 

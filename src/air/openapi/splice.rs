@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::document::{Document, Format};
 use super::error::OpenApiError;
 use super::render::{self, Context};
-use super::tree::{Document, Format, Kind, Node};
+use super::tree::{Kind, Node};
 
 /// One change to the document's value.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,23 +1,15 @@
-//! The located document: an OpenAPI description parsed into a tree whose every node knows
-//! the byte range of its source text, so import can name JSON Pointers and export can edit
-//! the original text in place.
+//! The located tree: the node model both readers (`json`, `yaml`) build, in which every
+//! node knows the byte range of its source text, so import can name JSON Pointers and
+//! export can edit the original text in place.
 //!
-//! Invariant: `Document::text` is the file's text exactly as read; every offset in the tree
-//! indexes into it, on a UTF-8 character boundary.
+//! Invariant: every offset in a tree indexes into the text it was built from, on a UTF-8
+//! character boundary.
 
 use std::collections::HashMap;
 
 use serde_json::{Map as JsonMap, Number, Value};
 
-use super::error::OpenApiError;
-use super::{json, pointer, yaml};
-
-/// The syntax a document is written in; export writes the same one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Json,
-    Yaml,
-}
+use super::pointer;
 
 /// How a scalar was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,121 +297,4 @@ fn placeholder() -> Node {
         },
         alias: false,
     }
-}
-
-/// A parsed OpenAPI description with its text.
-#[derive(Debug, Clone)]
-pub struct Document {
-    pub(crate) file: String,
-    pub(crate) text: String,
-    pub(crate) format: Format,
-    pub(crate) root: Node,
-}
-
-impl Document {
-    /// Reads and parses `path`: a regular file (never a symlink, FIFO or device) of at
-    /// most [`Limit::DocBytes`](crate::limits::Limit::DocBytes).
-    pub fn load(path: &std::path::Path) -> Result<Document, OpenApiError> {
-        let file = path.display().to_string();
-        let bytes =
-            crate::limits::read_capped(path, crate::limits::Limit::DocBytes).map_err(|e| {
-                OpenApiError::Read {
-                    file: file.clone(),
-                    source: e.into(),
-                }
-            })?;
-        let text = String::from_utf8(bytes).map_err(|e| OpenApiError::Syntax {
-            file: file.clone(),
-            format: "UTF-8",
-            line: 1,
-            column: 1,
-            message: format!("not UTF-8 text: {e}"),
-        })?;
-        Document::parse(text, &file)
-    }
-
-    /// Parses `text`: JSON when it opens with `{` or `[` (a `.yaml`/`.yml` file that is not
-    /// valid JSON is then read as YAML), YAML otherwise. `file` names the document in
-    /// errors.
-    pub fn parse(text: String, file: &str) -> Result<Document, OpenApiError> {
-        let body = text.trim_start_matches('\u{feff}').trim_start();
-        let looks_json = body.starts_with('{') || body.starts_with('[');
-        let attempt = |format: Format| match format {
-            Format::Json => json::parse(&text),
-            Format::Yaml => yaml::parse(&text),
-        };
-        let (format, result) = if looks_json {
-            // Text that opens like JSON is JSON, unless the file says it is YAML (a YAML
-            // flow mapping at the top): then a JSON error does not stand.
-            let yaml_named = file.ends_with(".yaml") || file.ends_with(".yml");
-            match attempt(Format::Json) {
-                Ok(root) => (Format::Json, Ok(root)),
-                Err(json_err) if yaml_named => match attempt(Format::Yaml) {
-                    Ok(root) => (Format::Yaml, Ok(root)),
-                    Err(_) => (Format::Json, Err(json_err)),
-                },
-                Err(json_err) => (Format::Json, Err(json_err)),
-            }
-        } else {
-            (Format::Yaml, attempt(Format::Yaml))
-        };
-        let root = result.map_err(|e| build_error(e, &text, file, format))?;
-        Ok(Document {
-            file: file.to_string(),
-            text,
-            format,
-            root,
-        })
-    }
-
-    pub fn format(&self) -> Format {
-        self.format
-    }
-
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    pub fn file(&self) -> &str {
-        &self.file
-    }
-}
-
-fn build_error(e: BuildError, text: &str, file: &str, format: Format) -> OpenApiError {
-    match e {
-        BuildError::Syntax { offset, message } => {
-            let (line, column) = line_col(text, offset);
-            OpenApiError::Syntax {
-                file: file.to_string(),
-                format: match format {
-                    Format::Json => "JSON",
-                    Format::Yaml => "YAML",
-                },
-                line,
-                column,
-                message,
-            }
-        }
-        BuildError::Invalid { pointer, message } => OpenApiError::Invalid {
-            file: file.to_string(),
-            pointer,
-            message,
-        },
-    }
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..floor_boundary(text, offset)];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
-fn floor_boundary(text: &str, mut offset: usize) -> usize {
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    offset
 }

@@ -24,6 +24,7 @@ mod source;
 #[cfg(test)]
 mod tests;
 mod text;
+pub(crate) mod walk;
 
 pub use path::resolve_path;
 pub use text::is_comment_only;

@@ -7,11 +7,12 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::{Read, Wants, read};
+use crate::case::ToolLimits;
 use crate::case::evidence::EvidenceError;
+use crate::case::evidence::walk::ScopedFile;
 use crate::skill::EvidenceKind;
 use crate::tools::error::ToolError;
-use crate::tools::files::{NotText, ScopedFile, Selection, TextScan, stream};
-use crate::tools::limits::ToolLimits;
+use crate::tools::files::{NotText, Selection, TextScan, stream};
 use crate::tools::request::Page;
 use crate::tools::result::{CheckedFile, ContextLine, LineMatch, PageInfo};
 use crate::tools::source::{FileContext, FileSearch, Matcher, Reader, symbol_occurrences};

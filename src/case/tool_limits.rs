@@ -1,4 +1,6 @@
 //! Operational limits of the investigation tools (defaults from investigation-tools-v1).
+//! A case owns them: case.json records its `toolLimits` overrides, `case open` refuses a bad
+//! one, and the tools read the limits from here.
 //!
 //! Invariant: a limit is a refusal threshold, never a silent cut: input beyond a limit
 //! rejects the whole batch with a typed code. The one exception is per-line display, where

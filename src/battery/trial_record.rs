@@ -1,0 +1,89 @@
+//! One trial's record: what a trial of one scenario, one arm and one repeat produced and
+//! how it scored. `results.json` lists them and [`super::summary`] recomputes every figure
+//! from them alone.
+//!
+//! Invariant: a record holds only what the trial stored; nothing in it is derived from
+//! other trials.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::arm::Arm;
+
+/// Why a trial's outcome is not counted: an infrastructure failure after every retry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Infra {
+    pub error: String,
+    pub attempts: u32,
+}
+
+/// One trial: one scenario, one arm, one repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TrialRecord {
+    pub format: String,
+    pub format_version: u32,
+    /// `<class>/<name>::<arm>#<repeat>`.
+    pub id: String,
+    pub scenario: String,
+    pub class: String,
+    pub skill: String,
+    pub arm: Arm,
+    pub repeat: u32,
+    /// The finalized status (`None`: the case never finalized).
+    pub status: Option<String>,
+    pub expected_status: Option<String>,
+    /// The label's `expect` object (status, values, evidence regions), copied in after the
+    /// trial's case ended, so a report shows the label beside the proposal from results.json
+    /// alone. Absent in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Value>,
+    /// The close tier (`auto`, `review`, `reject`) when there was something to apply.
+    pub tier: Option<String>,
+    /// The patch the case proposed (field → value).
+    pub patch: Option<BTreeMap<String, Value>>,
+    pub reason: Option<String>,
+    pub status_correct: bool,
+    pub values_correct: bool,
+    /// Status and values both right: the outcome the accuracy counts.
+    pub correct: bool,
+    /// Every patched value grounded on accepted claims citing a labelled region.
+    pub grounded: bool,
+    /// Share of labelled regions the case's evidence overlaps (`None`: the label lists none).
+    pub evidence_recall: Option<f64>,
+    pub claims: u32,
+    /// Claims stage 1 did not accept.
+    pub unsupported_claims: u32,
+    /// A patch where a decline was right, or a wrong value.
+    pub harmful: bool,
+    /// Harmful and reconciled to tier `auto`: applied with no human looking.
+    pub harmful_at_auto: bool,
+    pub contaminated: bool,
+    /// Where a canary was found (run-relative file names).
+    pub contamination: Vec<String>,
+    /// For the reaching cheater: whether it reported reaching any label file.
+    pub reached_labels: Option<bool>,
+    pub infra: Option<Infra>,
+    pub attempts: u32,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost_usd: f64,
+    pub turns: u32,
+    pub wall_ms: u64,
+    /// Digest of the repository copy as the trial started (the same for every arm of a
+    /// scenario, R-BAT-6).
+    pub start_digest: String,
+    /// The case run, relative to the results directory.
+    pub run: Option<String>,
+}
+
+impl TrialRecord {
+    /// Counted in denominators: not an infrastructure failure.
+    pub fn counted(&self) -> bool {
+        self.infra.is_none()
+    }
+}
