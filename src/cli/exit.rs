@@ -8,6 +8,7 @@
 
 use crate::case::CaseError;
 use crate::driver::investigate::{InvestigateError, InvestigateReport};
+use crate::mcp::McpError;
 use crate::process::Outcome;
 use crate::sandbox::init::{InitError, RelayClientError};
 use crate::sandbox::relay::RelayOutcome;
@@ -80,6 +81,18 @@ impl ToExitCode for InvestigateReport {
             Some(v) => v.exit_code(),
             None if self.outcome != Outcome::Completed => DRIVER,
             None => OK,
+        }
+    }
+}
+
+impl ToExitCode for McpError {
+    /// A refused run is the rails' refusal; a bad cap is a rejection; a server that could
+    /// not start or serve is a driver failure.
+    fn exit_code(&self) -> u8 {
+        match self {
+            McpError::Case(e) => e.exit_code(),
+            McpError::Limit(_) => REJECTED,
+            McpError::Start(_) => DRIVER,
         }
     }
 }

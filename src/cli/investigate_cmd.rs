@@ -240,3 +240,41 @@ fn print_report(r: &InvestigateReport) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::lifecycle::State;
+    use crate::process::Outcome;
+
+    #[test]
+    fn the_json_report_ends_with_the_exit_code_the_cli_leaves_with() {
+        let report = InvestigateReport {
+            format: "anvil-investigation",
+            format_version: 1,
+            run: "r".into(),
+            driver: "scripted:s".into(),
+            backend: "in_process".into(),
+            outcome: Outcome::Failed,
+            failure: Some("the script failed".into()),
+            state: State::Open,
+            status: None,
+            usage: Default::default(),
+            attestation: None,
+            violation: None,
+        };
+        let text = serde_json::to_string(&ReportDoc {
+            report: &report,
+            exit_code: report.exit_code(),
+        })
+        .unwrap();
+        assert!(
+            text.starts_with(r#"{"format":"anvil-investigation","formatVersion":1,"run":"r""#),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(r#""attestation":null,"violation":null,"exitCode":5}"#),
+            "{text}"
+        );
+    }
+}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::exit;
+use crate::cli::exit::{self, ToExitCode};
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
@@ -25,13 +25,9 @@ pub fn run(cmd: McpCommand) -> u8 {
         McpCommand::Serve(a) => match crate::mcp::serve_stdio(&a.run) {
             Ok(()) => exit::OK,
             Err(crate::mcp::McpError::Case(e)) => super::fail(&e, false),
-            Err(e @ crate::mcp::McpError::Limit(_)) => {
-                eprintln!("error: {e}");
-                exit::REJECTED
-            }
             Err(e) => {
                 eprintln!("error: {e}");
-                exit::DRIVER
+                e.exit_code()
             }
         },
     }

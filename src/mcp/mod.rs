@@ -42,8 +42,9 @@ use crate::limits::{Limit, LimitError};
 pub enum McpError {
     #[error(transparent)]
     Case(#[from] CaseError),
+    /// The runtime, the protocol handshake or the serving task failed.
     #[error("cannot start the MCP server: {0}")]
-    Start(String),
+    Start(#[source] Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Limit(#[from] LimitError),
 }
@@ -185,7 +186,7 @@ pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| McpError::Start(e.to_string()))?;
+        .map_err(|e| McpError::Start(e.into()))?;
     runtime.block_on(async move {
         let (to_server, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, from_server) = tokio::io::duplex(1 << 20);
@@ -240,11 +241,11 @@ pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
         let service = server
             .serve((server_in, server_out))
             .await
-            .map_err(|e| McpError::Start(e.to_string()))?;
+            .map_err(|e| McpError::Start(e.into()))?;
         service
             .waiting()
             .await
-            .map_err(|e| McpError::Start(e.to_string()))?;
+            .map_err(|e| McpError::Start(e.into()))?;
         let _ = writer.await;
         Ok(())
     })

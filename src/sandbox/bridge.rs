@@ -440,13 +440,18 @@ pub struct Forward {
     pub socket: PathBuf,
 }
 
+/// A `--forward` that is not `ADDR=SOCKET`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not ADDR=SOCKET")]
+pub struct ForwardSyntaxError(String);
+
 impl std::str::FromStr for Forward {
-    type Err = String;
+    type Err = ForwardSyntaxError;
     /// `ADDR=SOCKET`, e.g. `127.0.0.1:8080=/run/anvil-bench/sock/endpoint-0.sock`.
-    fn from_str(s: &str) -> Result<Forward, String> {
+    fn from_str(s: &str) -> Result<Forward, ForwardSyntaxError> {
         let (listen, socket) = s
             .split_once('=')
-            .ok_or_else(|| format!("`{s}` is not ADDR=SOCKET"))?;
+            .ok_or_else(|| ForwardSyntaxError(s.to_string()))?;
         Ok(Forward {
             listen: listen.to_string(),
             socket: PathBuf::from(socket),
