@@ -10,8 +10,8 @@
 use serde_json::{Value, json};
 
 use super::corpus::{LabelDoc, ValueRule};
-use crate::case::finalize::Status;
 use crate::case::CaseError;
+use crate::case::finalize::Status;
 use crate::driver::scripted::Agent;
 use crate::skill::ValueConstraint;
 

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use super::conversation::{Conversation, ToolResult};
 use super::mcp_tools;
 use super::moves::{Action, first_line, id_in};
+use crate::driver::mcp_wiring::tool as rail;
 use crate::investigator::brief::Brief;
 use crate::investigator::plan::{Found, Frozen, Hit, Window};
 
@@ -79,7 +80,7 @@ impl ClientTools {
     #[must_use]
     pub fn of(conv: &Conversation) -> Option<ClientTools> {
         let shell = Shell::of(conv);
-        if mcp_tools::TOOLS_USED.iter().all(|t| conv.offers(t)) {
+        if mcp_tools::tools_used().iter().all(|t| conv.offers(t)) {
             return Some(ClientTools::Mcp { shell });
         }
         shell.map(|shell| ClientTools::Bash {
@@ -217,7 +218,7 @@ impl ClientTools {
             ClientTools::Bash { shell, .. } => {
                 shell.run(rail("freeze-research ."), "Freeze evidence and claims")
             }
-            ClientTools::Mcp { .. } => mcp_tools::rail("freeze_research", json!({})),
+            ClientTools::Mcp { .. } => mcp_tools::rail_call(rail::FREEZE_RESEARCH, json!({})),
         }
     }
 
@@ -241,7 +242,7 @@ impl ClientTools {
             ClientTools::Bash { shell, .. } => {
                 shell.run("pwd".into(), "Print the working directory")
             }
-            ClientTools::Mcp { .. } => mcp_tools::rail("show", json!({})),
+            ClientTools::Mcp { .. } => mcp_tools::rail_call(rail::SHOW, json!({})),
         }
     }
 
@@ -272,7 +273,7 @@ impl ClientTools {
             ClientTools::Bash { shell, .. } => {
                 shell.run(rail("validate ."), "Validate the proposal")
             }
-            ClientTools::Mcp { .. } => mcp_tools::rail("validate", json!({})),
+            ClientTools::Mcp { .. } => mcp_tools::rail_call(rail::VALIDATE, json!({})),
         }
     }
 
@@ -303,9 +304,9 @@ impl ClientTools {
                 )),
                 "Finalize the case as declined",
             ),
-            (ClientTools::Mcp { .. }, None) => mcp_tools::rail("finalize", json!({})),
+            (ClientTools::Mcp { .. }, None) => mcp_tools::rail_call(rail::FINALIZE, json!({})),
             (ClientTools::Mcp { .. }, Some((status, reason))) => {
-                mcp_tools::rail("finalize", json!({"status": status, "reason": reason}))
+                mcp_tools::rail_call(rail::FINALIZE, json!({"status": status, "reason": reason}))
             }
         }
     }
@@ -530,7 +531,8 @@ mod tests {
             bash(true)
         );
         assert_eq!(ClientTools::of(&offer(&["Bash"])), bash(false));
-        let mut mcp: Vec<&str> = mcp_tools::TOOLS_USED.to_vec();
+        let used = mcp_tools::tools_used();
+        let mut mcp: Vec<&str> = used.iter().map(String::as_str).collect();
         mcp.push("Write");
         assert_eq!(
             ClientTools::of(&offer(&mcp)),

@@ -16,28 +16,37 @@ use serde_json::{Value, json};
 
 use super::conversation::ToolResult;
 use super::moves::{Action, first_line, id_in};
+use crate::driver::mcp_wiring::{claude_tool_name, router_tool_name, tool as rail};
 use crate::investigator::plan::{Found, Frozen, Hit, Window};
 
-/// The MCP server's name as the driver configures it.
-const PREFIX: &str = "mcp__anvil__";
+/// The MCP names of the router operations the plan uses.
+const FIND_TEXT: &str = "source.find_text";
+const READ_CONTEXT: &str = "source.read_context";
 
-/// The tools the plan needs; the plan goes through MCP only when all of them are offered.
-pub const TOOLS_USED: &[&str] = &[
-    "mcp__anvil__source_find_text",
-    "mcp__anvil__source_read_context",
-    "mcp__anvil__add_evidence",
-    "mcp__anvil__add_claim",
-    "mcp__anvil__freeze_research",
-    "mcp__anvil__validate",
-    "mcp__anvil__finalize",
-];
+/// The tools the plan needs, as Claude Code names them; the plan goes through MCP only when
+/// all of them are offered.
+#[must_use]
+pub fn tools_used() -> Vec<String> {
+    [
+        router_tool_name(FIND_TEXT),
+        router_tool_name(READ_CONTEXT),
+        rail::ADD_EVIDENCE.to_string(),
+        rail::ADD_CLAIM.to_string(),
+        rail::FREEZE_RESEARCH.to_string(),
+        rail::VALIDATE.to_string(),
+        rail::FINALIZE.to_string(),
+    ]
+    .iter()
+    .map(|t| claude_tool_name(t))
+    .collect()
+}
 
 /// At most this many matches per search (well under the router's default limit of 100).
 const MATCHES: u32 = 50;
 
 fn tool(name: &str, input: Value) -> Action {
     Action {
-        name: format!("{PREFIX}{name}"),
+        name: claude_tool_name(name),
         input,
     }
 }
@@ -45,8 +54,8 @@ fn tool(name: &str, input: Value) -> Action {
 /// A rail call; every rail but `show` writes and so carries its move's idempotency key. A
 /// finalize with a named status is keyed by it: a refused `supported` or `conflicted` is
 /// followed by a decline, which must not replay the refusal.
-pub fn rail(name: &str, mut args: Value) -> Action {
-    if name != "show" {
+pub fn rail_call(name: &str, mut args: Value) -> Action {
+    if name != rail::SHOW {
         let key = match args.get("status").and_then(Value::as_str) {
             Some(status) => format!("anvil-replay-{name}-{status}"),
             None => format!("anvil-replay-{name}"),
@@ -59,7 +68,7 @@ pub fn rail(name: &str, mut args: Value) -> Action {
 #[must_use]
 pub fn find_text(needle: &str) -> Action {
     tool(
-        "source_find_text",
+        &router_tool_name(FIND_TEXT),
         json!({"text": needle, "caseSensitive": true, "offset": 0, "limit": MATCHES}),
     )
 }
@@ -67,15 +76,15 @@ pub fn find_text(needle: &str) -> Action {
 #[must_use]
 pub fn read_context(w: &Window) -> Action {
     tool(
-        "source_read_context",
+        &router_tool_name(READ_CONTEXT),
         json!({"path": w.path, "startLine": w.start, "endLine": w.end}),
     )
 }
 
 #[must_use]
 pub fn add_evidence(path: &str, start: u32, end: u32, n: usize) -> Action {
-    rail(
-        "add_evidence",
+    rail_call(
+        rail::ADD_EVIDENCE,
         json!({"path": path, "startLine": start, "endLine": end}),
     )
     .keyed(&format!("anvil-replay-add_evidence-{n}"))
@@ -83,8 +92,8 @@ pub fn add_evidence(path: &str, start: u32, end: u32, n: usize) -> Action {
 
 #[must_use]
 pub fn add_claim(predicate: &str, value: &Value, artifacts: &[String], n: usize) -> Action {
-    rail(
-        "add_claim",
+    rail_call(
+        rail::ADD_CLAIM,
         json!({"predicate": predicate, "value": value, "artifactIds": artifacts, "confidence": 0.8}),
     )
     .keyed(&format!("anvil-replay-add_claim-{n}"))
@@ -404,12 +413,12 @@ mod tests {
         assert_eq!(c.input["artifactIds"], json!(["ev-1"]));
         assert_eq!(c.input["idempotencyKey"], "anvil-replay-add_claim-2");
         // A refused `conflicted` is followed by an `insufficient_evidence`: keyed apart.
-        let d = rail("finalize", json!({"status": "conflicted", "reason": "r"}));
+        let d = rail_call("finalize", json!({"status": "conflicted", "reason": "r"}));
         assert_eq!(
             d.input["idempotencyKey"],
             "anvil-replay-finalize-conflicted"
         );
-        let e = rail(
+        let e = rail_call(
             "finalize",
             json!({"status": "insufficient_evidence", "reason": "r"}),
         );
@@ -417,6 +426,6 @@ mod tests {
             e.input["idempotencyKey"],
             "anvil-replay-finalize-insufficient_evidence"
         );
-        assert_eq!(rail("show", json!({})).input, json!({}));
+        assert_eq!(rail_call("show", json!({})).input, json!({}));
     }
 }
