@@ -39,7 +39,7 @@ use std::path::PathBuf;
 
 use super::mcp_wiring;
 use super::process_agent::{
-    Accounting, AgentCommand, ClaudeTools, ExecutionPolicy, ProcessAgent, brief,
+    Accounting, AgentCommand, ClaudeTools, ExecutionPolicy, ModelApi, ProcessAgent, brief,
 };
 use super::usage::TokenPrice;
 use crate::case::Run;
@@ -115,6 +115,10 @@ impl CodexDriver {
 impl ProcessAgent for CodexDriver {
     fn name(&self) -> String {
         "codex".into()
+    }
+
+    fn model_api(&self) -> ModelApi {
+        ModelApi::OpenAi
     }
 
     fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand {

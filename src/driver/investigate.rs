@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::env::{BASE_ALLOW, allowlisted_env, home_overrides};
-use super::process_agent::{ExecutionPolicy, ProcessAgent};
+use super::process_agent::{ExecutionPolicy, ModelApi, ProcessAgent};
 use super::usage::Usage;
 use crate::case::lifecycle::State;
 use crate::case::{CaseError, RunHandle};
@@ -107,13 +107,10 @@ impl InvestigateError {
 /// point it there: a loopback `*_BASE_URL` is forwarded on its own port; otherwise the
 /// vendor's API host goes through the allowlisting CONNECT proxy.
 fn model_endpoint(
-    agent: &str,
+    api: ModelApi,
     env: &BTreeMap<String, String>,
 ) -> Result<(Endpoint, BTreeMap<String, String>), InvestigateError> {
-    let (var, default) = match agent {
-        "codex" => ("OPENAI_BASE_URL", "https://api.openai.com"),
-        _ => ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-    };
+    let (var, default) = api.base_url();
     let url = env.get(var).cloned().unwrap_or_else(|| default.to_string());
     let endpoint = Endpoint::for_base_url(&url, PROXY_PORT)?;
     let mut set = BTreeMap::new();
@@ -176,7 +173,7 @@ pub fn investigate(
 
     let mut plan = SandboxPlan::for_run(run_dir, &policy.engine, policy.hidden.clone())?;
     if matches!(policy.backend, Backend::Bubblewrap) && !command.allow.is_empty() {
-        let (endpoint, extra) = model_endpoint(&agent.name(), &env)?;
+        let (endpoint, extra) = model_endpoint(agent.model_api(), &env)?;
         plan.endpoints.push(endpoint);
         env.extend(extra);
     }

@@ -30,4 +30,6 @@ pub mod usage;
 
 pub use agent::{AgentDriver, ClaudeCodeDriver, CommandDriver};
 pub use codex::CodexDriver;
-pub use process_agent::{Accounting, AgentCommand, ClaudeTools, ExecutionPolicy, ProcessAgent};
+pub use process_agent::{
+    Accounting, AgentCommand, ClaudeTools, ExecutionPolicy, ModelApi, ProcessAgent,
+};

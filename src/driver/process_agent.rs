@@ -64,6 +64,30 @@ pub trait ProcessAgent {
     fn name(&self) -> String;
     fn command(&self, run: &Run, policy: &ExecutionPolicy) -> AgentCommand;
     fn accounting(&self, policy: &ExecutionPolicy) -> Accounting;
+    /// The model API the agent speaks, and so the endpoint a sandbox must let it reach.
+    fn model_api(&self) -> ModelApi {
+        ModelApi::Anthropic
+    }
+}
+
+/// A model vendor's API: the variable that points an agent at it, and its public host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelApi {
+    /// The Anthropic Messages API (Claude Code; a command driver by default).
+    Anthropic,
+    /// The OpenAI Responses API (Codex).
+    OpenAi,
+}
+
+impl ModelApi {
+    /// The variable naming the endpoint, and the vendor's URL when it is unset.
+    #[must_use]
+    pub fn base_url(self) -> (&'static str, &'static str) {
+        match self {
+            ModelApi::Anthropic => ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+            ModelApi::OpenAi => ("OPENAI_BASE_URL", "https://api.openai.com"),
+        }
+    }
 }
 
 impl Accounting {
