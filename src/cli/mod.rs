@@ -6,6 +6,7 @@
 mod air_cmd;
 mod battery_cmd;
 mod case_cmd;
+mod demo_cmd;
 mod detect_cmd;
 pub mod exit;
 mod investigate_cmd;
@@ -16,6 +17,7 @@ mod replay_cmd;
 mod report_cmd;
 mod sandbox_cmd;
 mod scenarios_cmd;
+mod skills_cmd;
 
 use std::process::ExitCode;
 
@@ -49,10 +51,10 @@ pub enum Command {
     #[command(subcommand)]
     Air(air_cmd::AirCommand),
     /// List the built-in skill contracts.
-    Skills(detect_cmd::SkillsArgs),
+    Skills(skills_cmd::SkillsArgs),
     /// Run scripted cases end to end on the bundled payments example: open, investigate
     /// through the rails, validate, finalize, close, and apply what is auto-approved.
-    Demo(detect_cmd::DemoArgs),
+    Demo(demo_cmd::DemoArgs),
     /// Cases: open runs, call the rails, investigate with an agent, query, close.
     #[command(subcommand)]
     Case(Box<case_cmd::CaseCommand>),
@@ -126,8 +128,8 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Detect(args) => detect_cmd::detect(args),
         Command::Air(cmd) => air_cmd::run(cmd),
-        Command::Skills(args) => detect_cmd::skills(args),
-        Command::Demo(args) => detect_cmd::demo(args),
+        Command::Skills(args) => skills_cmd::skills(args),
+        Command::Demo(args) => demo_cmd::demo(args),
         Command::Case(cmd) => case_cmd::run(*cmd),
         Command::ReplayModel(args) => replay_cmd::run(args),
         Command::Mcp(cmd) => mcp_cmd::run(cmd),
