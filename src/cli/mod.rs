@@ -4,6 +4,7 @@
 //! `error: …` (and, with `--json`, also as a JSON object on stdout).
 
 mod air_cmd;
+mod battery_args;
 mod battery_cmd;
 mod case_cmd;
 mod demo_cmd;
@@ -69,7 +70,7 @@ pub enum Command {
     Scenarios(scenarios_cmd::ScenariosCommand),
     /// The effectiveness battery: score an investigator against the deterministic baseline
     /// over a scenario corpus with hidden labels, class by class, with both controls.
-    Battery(Box<battery_cmd::BatteryArgs>),
+    Battery(Box<battery_args::BatteryArgs>),
     /// Views of battery results: `report show DIR` (md, html, json, junit) and
     /// `report diff A B`.
     #[command(subcommand)]
