@@ -186,6 +186,7 @@ pub struct MergeArgs {
     pub json: bool,
 }
 
+/// `claude --version` (or the like), for the manifest.
 fn agent_version(program: &str) -> Option<String> {
     let out = std::process::Command::new(program)
         .arg("--version")

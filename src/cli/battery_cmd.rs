@@ -13,11 +13,8 @@ use super::battery_args::{
 use crate::battery::arm::Arm;
 use crate::battery::results::{self, ResultsDoc};
 use crate::battery::runner::{self, BatteryError, Config, Event, Verdict};
-use crate::cli::exit;
+use crate::cli::exit::{self, ToExitCode};
 use crate::process::CancelHandle;
-
-/// Exit code when the battery was interrupted (128 + SIGINT, as shells report it).
-pub const CANCELLED: u8 = 130;
 
 #[derive(Debug, Args)]
 pub struct CheaterArgs {
@@ -36,11 +33,7 @@ fn usage(msg: &str) -> u8 {
 }
 
 fn battery_error(e: &BatteryError, json: bool) -> u8 {
-    let code = match e {
-        BatteryError::Input(_) | BatteryError::Incompatible(_) | BatteryError::Fatal(_) => {
-            exit::REJECTED
-        }
-    };
+    let code = e.exit_code();
     eprintln!("error: {e}");
     if json {
         println!(
@@ -51,7 +44,6 @@ fn battery_error(e: &BatteryError, json: bool) -> u8 {
     code
 }
 
-/// `claude --version` (or the like), for the manifest.
 /// On `--resume`, whatever the user did not say is taken from the run's manifest, so
 /// `battery --resume DIR` alone continues a battery (anything said differently is then
 /// refused by the runner, naming the field).
@@ -135,6 +127,34 @@ fn on_ctrl_c(cancel: CancelHandle) {
 fn execute(cfg: &Config, json: bool) -> u8 {
     let cancel = CancelHandle::new();
     on_ctrl_c(cancel.clone());
+    let bar = progress_bar(json);
+    let outcome = runner::run(cfg, &cancel, &mut |e| show_event(&bar, cfg, json, e));
+    bar.finish_and_clear();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return battery_error(&e, json),
+    };
+    let code = outcome.verdict.exit_code();
+    let results_path = outcome.dir.join(results::RESULTS_JSON);
+    if !json {
+        print_summary(&outcome.results);
+        println!("results: {}", results_path.display());
+    }
+    let reports = write_reports(&outcome.dir, &outcome.results, json);
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"event": "done", "verdict": format!("{:?}", outcome.verdict),
+                "results": results_path, "reports": reports, "exitCode": code})
+        );
+    } else {
+        say_verdict(&outcome, cfg);
+    }
+    code
+}
+
+/// The trial counter on stderr (hidden with `--json`, whose events go to stdout).
+fn progress_bar(json: bool) -> indicatif::ProgressBar {
     let bar = if json {
         indicatif::ProgressBar::hidden()
     } else {
@@ -146,8 +166,13 @@ fn execute(cfg: &Config, json: bool) -> u8 {
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
+    bar
+}
+
+/// One runner event, as a person (the bar, stderr) or a program (`--json` lines) reads it.
+fn show_event(bar: &indicatif::ProgressBar, cfg: &Config, json: bool, e: Event) {
     let paid = cfg.investigator.uses_model() && !cfg.endpoint.starts_with("replay:");
-    let mut on_event = |e: Event| match e {
+    match e {
         Event::Note(n) => bar.suspend(|| eprintln!("note: {n}")),
         Event::Planned {
             total,
@@ -200,56 +225,31 @@ fn execute(cfg: &Config, json: bool) -> u8 {
             bar.set_position(done as u64);
             bar.set_message(format!("${cost_usd:.2} · {infra} infra"));
         }
-    };
-    let outcome = runner::run(cfg, &cancel, &mut on_event);
-    bar.finish_and_clear();
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(e) => return battery_error(&e, json),
-    };
-    let code = match outcome.verdict {
-        Verdict::Completed => exit::OK,
-        Verdict::ControlsFailed | Verdict::LabelsChanged | Verdict::Nondeterministic => {
-            exit::REJECTED
-        }
-        Verdict::InfraLimit => exit::DRIVER,
-        Verdict::Cancelled => CANCELLED,
-    };
-    let results_path = outcome.dir.join(results::RESULTS_JSON);
-    if !json {
-        print_summary(&outcome.results);
-        println!("results: {}", results_path.display());
     }
-    let reports = write_reports(&outcome.dir, &outcome.results, json);
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"event": "done", "verdict": format!("{:?}", outcome.verdict),
-                "results": results_path, "reports": reports, "exitCode": code})
-        );
-    } else {
-        match outcome.verdict {
-            Verdict::Completed => {}
-            Verdict::Cancelled => eprintln!(
-                "interrupted: continue with `anvil-bench battery --resume {}`",
-                outcome.dir.display()
-            ),
-            Verdict::InfraLimit => eprintln!(
-                "stopped: more than {} infrastructure failures",
-                cfg.max_infra_failures
-            ),
-            Verdict::LabelsChanged => eprintln!(
-                "FAILED: the label set changed during the run (seal {} before, {} after)",
-                outcome.results.manifest.label_seal, outcome.results.label_seal_after
-            ),
-            Verdict::ControlsFailed => eprintln!("FAILED: a control failed (see above)"),
-            Verdict::Nondeterministic => eprintln!(
-                "FAILED: deterministic arms disagreed with themselves: {}",
-                outcome.results.nondeterministic.join(", ")
-            ),
-        }
+}
+
+/// What a battery that did not simply complete means, and what to do next.
+fn say_verdict(outcome: &runner::Outcome, cfg: &Config) {
+    match outcome.verdict {
+        Verdict::Completed => {}
+        Verdict::Cancelled => eprintln!(
+            "interrupted: continue with `anvil-bench battery --resume {}`",
+            outcome.dir.display()
+        ),
+        Verdict::InfraLimit => eprintln!(
+            "stopped: more than {} infrastructure failures",
+            cfg.max_infra_failures
+        ),
+        Verdict::LabelsChanged => eprintln!(
+            "FAILED: the label set changed during the run (seal {} before, {} after)",
+            outcome.results.manifest.label_seal, outcome.results.label_seal_after
+        ),
+        Verdict::ControlsFailed => eprintln!("FAILED: a control failed (see above)"),
+        Verdict::Nondeterministic => eprintln!(
+            "FAILED: deterministic arms disagreed with themselves: {}",
+            outcome.results.nondeterministic.join(", ")
+        ),
     }
-    code
 }
 
 /// The per-class table, the controls and the infrastructure failures.

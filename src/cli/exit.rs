@@ -6,6 +6,7 @@
 //! status, the agent's status through `sandbox-init`) the library carries it as data and
 //! this module passes it on unchanged.
 
+use crate::battery::runner::{BatteryError, Verdict};
 use crate::case::CaseError;
 use crate::driver::investigate::{InvestigateError, InvestigateReport};
 use crate::mcp::McpError;
@@ -26,6 +27,8 @@ pub const CONFLICT: u8 = 3;
 pub const CONTAINMENT: u8 = 4;
 /// Driver failure or timeout.
 pub const DRIVER: u8 = 5;
+/// A battery interrupted (128 + SIGINT, as shells report it); its finished trials are kept.
+pub const CANCELLED: u8 = 130;
 
 /// The documented exit code of a library outcome or error.
 pub trait ToExitCode {
@@ -118,5 +121,31 @@ impl ToExitCode for RelayClientError {
 impl ToExitCode for InitError {
     fn exit_code(&self) -> u8 {
         DRIVER
+    }
+}
+
+impl ToExitCode for Verdict {
+    /// A battery that completed exits 0 whatever the scores; a failed control, a changed
+    /// label set or a deterministic arm that disagreed with itself is a rejection; too many
+    /// infrastructure failures is a driver failure.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Verdict::Completed => OK,
+            Verdict::ControlsFailed | Verdict::LabelsChanged | Verdict::Nondeterministic => {
+                REJECTED
+            }
+            Verdict::InfraLimit => DRIVER,
+            Verdict::Cancelled => CANCELLED,
+        }
+    }
+}
+
+impl ToExitCode for BatteryError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            BatteryError::Input(_) | BatteryError::Incompatible(_) | BatteryError::Fatal(_) => {
+                REJECTED
+            }
+        }
     }
 }
