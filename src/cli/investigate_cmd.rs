@@ -92,52 +92,46 @@ fn fail(e: &InvestigateError, json: bool) -> u8 {
     }
 }
 
-pub fn run(a: InvestigateArgs) -> u8 {
-    let backend = match Backend::from_flags(&a.backend, a.allow_degraded_native) {
-        Ok(b) => b,
-        Err(e) => return fail(&InvestigateError::Sandbox(e), a.json),
-    };
-    let script = match (a.driver, &a.script) {
-        (DriverName::Scripted, Some(path)) => match ScriptDoc::load(path) {
-            Ok(doc) => Some(doc),
-            Err(e) => return super::fail(&e, a.json),
-        },
-        (DriverName::Scripted, None) => {
-            eprintln!("error: --driver scripted needs --script FILE");
-            return exit::USAGE;
-        }
-        _ => None,
-    };
-    let script_name = a
-        .script
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
+/// Why the flags cannot become an investigation.
+enum Refusal {
+    Usage(&'static str),
+    Sandbox(crate::sandbox::SandboxError),
+    Script(crate::case::CaseError),
+}
+
+/// The driver and the execution policy the flags describe, checked once before anything
+/// runs.
+fn resolve(a: &InvestigateArgs) -> Result<(Box<dyn AgentDriver>, ExecutionPolicy), Refusal> {
+    let backend =
+        Backend::from_flags(&a.backend, a.allow_degraded_native).map_err(Refusal::Sandbox)?;
     let tools = match a.tools {
         ToolsChoice::Mcp => ClaudeTools::Mcp,
         ToolsChoice::Bash => ClaudeTools::Bash,
     };
-    let agent: Box<dyn AgentDriver + '_> = match (a.driver, &script) {
-        (DriverName::Scripted, Some(doc)) => {
-            Box::new(ScriptedAgentDriver::new(&script_name, move |agent| {
+    let agent: Box<dyn AgentDriver> = match a.driver {
+        DriverName::Scripted => {
+            let path = a
+                .script
+                .as_ref()
+                .ok_or(Refusal::Usage("--driver scripted needs --script FILE"))?;
+            let doc = ScriptDoc::load(path).map_err(Refusal::Script)?;
+            let name = path.display().to_string();
+            Box::new(ScriptedAgentDriver::new(&name, move |agent| {
                 doc.play(agent)
             }))
         }
-        (DriverName::Command, _) => {
-            let Some((program, args)) = a.command.split_first() else {
-                eprintln!("error: --driver command needs --command PROG [ARGS...]");
-                return exit::USAGE;
-            };
+        DriverName::Command => {
+            let (program, args) = a.command.split_first().ok_or(Refusal::Usage(
+                "--driver command needs --command PROG [ARGS...]",
+            ))?;
             Box::new(CommandDriver {
                 program: program.clone(),
                 args: args.to_vec(),
             })
         }
-        (DriverName::ClaudeCode, _) => Box::new(ClaudeCodeDriver { tools }),
-        (DriverName::Codex, _) => Box::new(CodexDriver { tools }),
-        (DriverName::Scripted, None) => return exit::USAGE,
+        DriverName::ClaudeCode => Box::new(ClaudeCodeDriver { tools }),
+        DriverName::Codex => Box::new(CodexDriver { tools }),
     };
-    let engine = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench"));
     let policy = ExecutionPolicy {
         backend,
         timeout: Duration::from_secs(a.timeout),
@@ -146,7 +140,21 @@ pub fn run(a: InvestigateArgs) -> u8 {
         model: a.model.clone(),
         hidden: a.hidden.clone(),
         ambient: crate::driver::env::ambient(),
-        engine,
+        engine: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench")),
+    };
+    Ok((agent, policy))
+}
+
+pub fn run(a: InvestigateArgs) -> u8 {
+    // Parse, then resolve: every flag combination is refused here or not at all.
+    let (agent, policy) = match resolve(&a) {
+        Ok(resolved) => resolved,
+        Err(Refusal::Sandbox(e)) => return fail(&InvestigateError::Sandbox(e), a.json),
+        Err(Refusal::Script(e)) => return super::fail(&e, a.json),
+        Err(Refusal::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            return exit::USAGE;
+        }
     };
     let spinner = if a.json {
         indicatif::ProgressBar::hidden()
