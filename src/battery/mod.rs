@@ -8,12 +8,14 @@
 pub mod arm;
 pub mod cheater;
 pub mod check;
+mod config;
 pub mod contamination;
 pub mod corpus;
 pub mod endpoint;
 pub mod merge;
 pub mod oracle;
 pub mod plan;
+mod pool;
 pub mod reach;
 pub mod results;
 pub mod runner;

@@ -173,26 +173,7 @@ fn run_in(
     ctx: &TrialContext,
     started: Instant,
 ) -> Result<TrialRecord, TrialError> {
-    let opened = crate::case::open(&OpenRequest {
-        air: world.air.clone(),
-        repo: world.repo.clone(),
-        skill: scenario.skill.clone(),
-        target: scenario.target.clone(),
-        deficiency: scenario.deficiency.clone(),
-        cases_dir: world.cases.clone(),
-        executor: format!("battery:{arm}"),
-        scopes: vec![],
-        mode: OpenMode::New,
-        tool_limits: vec![],
-        snapshots: vec![],
-    })
-    .map_err(|e| {
-        TrialError::Fatal(format!(
-            "{}: case open refused the scenario: {e}",
-            scenario.id
-        ))
-    })?;
-    let run_dir = opened.run_dir.clone();
+    let run_dir = open_case(scenario, arm, world)?;
     let current = crate::case::RunHandle::open(&run_dir)
         .map(|r| r.doc().target.current.clone())
         .map_err(|e| infra("loading the case", e))?;
@@ -205,46 +186,9 @@ fn run_in(
     let finalized_by_agent = state(&run_dir).is_some_and(ended);
     let mut reason = investigation.reason.clone();
     if !finalized_by_agent {
-        let why = "the investigator ended without finalizing";
-        if let Err(e) = crate::fsio::relaxed(|| {
-            crate::case::RunHandle::open(&run_dir)?.finalize(
-                Some(Status::InsufficientEvidence),
-                Some(why),
-                None,
-            )
-        }) {
-            reason = Some(format!("{why}; the harness could not finalize either: {e}"));
-        } else {
-            reason.get_or_insert_with(|| why.to_string());
-        }
+        finalize_for_the_agent(&run_dir, &mut reason);
     }
-    // Close to a scratch AIR: the tier is what matters, nothing is applied for real. What
-    // cannot be applied unattended (a review or reject tier, a decline with nothing to
-    // apply) is closed without applying, so every trial's case ends closed.
-    let scratch = world.dir.join("scratch-air.json");
-    let closed = crate::fsio::relaxed(|| {
-        match close(
-            &run_dir,
-            &CloseRequest {
-                apply: Some(scratch),
-                approved_by: None,
-            },
-            None,
-        ) {
-            Err(CaseError::Rail {
-                kind: "needs_approval" | "nothing_to_apply" | "rejected",
-                ..
-            }) => close(&run_dir, &CloseRequest::default(), None),
-            other => other,
-        }
-    });
-    let tier = match &closed {
-        Ok(doc) => doc.tier.map(|t| t.as_str().to_string()),
-        Err(e) => {
-            reason.get_or_insert_with(|| format!("close refused: {e}"));
-            None
-        }
-    };
+    let tier = close_for_the_tier(&run_dir, world.dir.join("scratch-air.json"), &mut reason);
     let result: Option<ResultDoc> =
         crate::case::store::read_doc(&run_dir, crate::case::store::RESULT_JSON)
             .ok()
@@ -267,11 +211,7 @@ fn run_in(
     let s = score::score(scored_result, tier.as_deref(), &current, &label);
 
     // Keep the case run under runs/.
-    let stem = trial_file_name(id);
-    let stem = stem.trim_end_matches(".json");
-    let kept = ctx.out_dir.join(RUNS_DIR).join(stem);
-    let _ = std::fs::remove_dir_all(&kept);
-    move_tree(&run_dir, &kept).map_err(|e| TrialError::Fatal(format!("keeping the run: {e}")))?;
+    let stem = keep_run(ctx.out_dir, id, &run_dir)?;
 
     let mut contamination = found.canaries;
     contamination.extend(
@@ -320,6 +260,91 @@ fn run_in(
         start_digest: world.start_digest.clone(),
         run: Some(format!("{RUNS_DIR}/{stem}")),
     })
+}
+
+/// Opens the scenario's case in the trial's world, as arm `arm`.
+fn open_case(scenario: &Prepared, arm: Arm, world: &TrialDir) -> Result<PathBuf, TrialError> {
+    crate::case::open(&OpenRequest {
+        air: world.air.clone(),
+        repo: world.repo.clone(),
+        skill: scenario.skill.clone(),
+        target: scenario.target.clone(),
+        deficiency: scenario.deficiency.clone(),
+        cases_dir: world.cases.clone(),
+        executor: format!("battery:{arm}"),
+        scopes: vec![],
+        mode: OpenMode::New,
+        tool_limits: vec![],
+        snapshots: vec![],
+    })
+    .map_err(|e| {
+        TrialError::Fatal(format!(
+            "{}: case open refused the scenario: {e}",
+            scenario.id
+        ))
+    })
+    .map(|opened| opened.run_dir)
+}
+
+/// The harness finalizes a case its investigator left unfinished, `insufficient_evidence`,
+/// and says why in `reason`.
+fn finalize_for_the_agent(run_dir: &Path, reason: &mut Option<String>) {
+    let why = "the investigator ended without finalizing";
+    if let Err(e) = crate::fsio::relaxed(|| {
+        crate::case::RunHandle::open(run_dir)?.finalize(
+            Some(Status::InsufficientEvidence),
+            Some(why),
+            None,
+        )
+    }) {
+        *reason = Some(format!("{why}; the harness could not finalize either: {e}"));
+    } else {
+        reason.get_or_insert_with(|| why.to_string());
+    }
+}
+
+/// Closes the case to the scratch AIR `scratch` (the tier is what matters, nothing is
+/// applied for real); what cannot be applied unattended (a review or reject tier, a decline
+/// with nothing to apply) is closed without applying, so every trial's case ends closed.
+/// The tier, or `None` with the refusal in `reason`.
+fn close_for_the_tier(
+    run_dir: &Path,
+    scratch: PathBuf,
+    reason: &mut Option<String>,
+) -> Option<String> {
+    let closed = crate::fsio::relaxed(|| {
+        match close(
+            run_dir,
+            &CloseRequest {
+                apply: Some(scratch),
+                approved_by: None,
+            },
+            None,
+        ) {
+            Err(CaseError::Rail {
+                kind: "needs_approval" | "nothing_to_apply" | "rejected",
+                ..
+            }) => close(run_dir, &CloseRequest::default(), None),
+            other => other,
+        }
+    });
+    match &closed {
+        Ok(doc) => doc.tier.map(|t| t.as_str().to_string()),
+        Err(e) => {
+            reason.get_or_insert_with(|| format!("close refused: {e}"));
+            None
+        }
+    }
+}
+
+/// Moves the case run under the results' `runs/`; the name it is kept under.
+fn keep_run(out_dir: &Path, id: &str, run_dir: &Path) -> Result<String, TrialError> {
+    let stem = trial_file_name(id);
+    let stem = stem.trim_end_matches(".json");
+    let kept = out_dir.join(RUNS_DIR).join(stem);
+    let _ = std::fs::remove_dir_all(&kept);
+    move_tree(run_dir, &kept).map_err(|e| TrialError::Fatal(format!("keeping the run: {e}")))?;
+    Ok(stem.to_string())
 }
 
 /// Finalized or closed: the investigation's answer is fixed.

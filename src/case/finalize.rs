@@ -6,6 +6,7 @@
 //! excerpts: R-GATE-2). Every outcome carries everything learned.
 
 use std::fmt;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -15,9 +16,10 @@ use super::claim::RawClaim;
 use super::error::CaseError;
 use super::evidence::EvidenceArtifact;
 use super::handle::RunHandle;
-use super::lifecycle::{State, now};
+use super::lifecycle::{Lifecycle, State, now};
 use super::rail::with_rail;
 use super::research::{ClaimVerdict, Conflict, ResearchRecord};
+use super::run::Run;
 use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSON, RESULT_JSON};
 use super::validate::{Critique, ValidationRecord, Verdict};
 use crate::skill::Verification;
@@ -142,98 +144,21 @@ impl RunHandle {
             let (research, validation): (Option<ResearchRecord>, Option<ValidationRecord>) =
                 super::frozen::rederive(run, &lc)?;
             let critique: Option<Critique> = store::read_doc(run_dir, CRITIQUE_JSON)?;
-            match (&critique, &validation) {
-                (Some(c), Some(v)) if !c.agrees_with(v) => {
-                    return Err(refuse(
-                        "critique_disagrees",
-                        format!(
-                            "`{CRITIQUE_JSON}` disagrees with the validation record in lifecycle.json (tamper)"
-                        ),
-                    ));
-                }
-                (Some(_), None) => {
-                    return Err(refuse(
-                        "critique_disagrees",
-                        format!("`{CRITIQUE_JSON}` exists but no validation was recorded (tamper)"),
-                    ));
-                }
-                _ => {}
-            }
-            let status = match status {
-                Some(s) => s,
-                None if validation
-                    .as_ref()
-                    .is_some_and(|v| v.verdict == Verdict::Pass) =>
-                {
-                    Status::ProposalGenerated
-                }
-                None => {
-                    return Err(refuse(
-                        "status_required",
-                        "no passing validation record: name the honest status with --status".into(),
-                    ));
-                }
-            };
+            check_critique(critique.as_ref(), validation.as_ref())?;
+            let status = honest_status(status, validation.as_ref())?;
             let mut patch = None;
             let mut proposal_hash = None;
             let mut supported = None;
             match status {
                 Status::ProposalGenerated => {
-                    let v = validation.as_ref().ok_or_else(|| {
-                        refuse(
-                            "not_validated",
-                            "proposal_generated needs a validation record: run validate".into(),
-                        )
-                    })?;
-                    if v.verdict != Verdict::Pass {
-                        return Err(refuse("validation_failed", "proposal_generated needs a passing validation record; the recorded verdict is fail".into()));
-                    }
-                    let bytes = crate::fsio::read_regular(
-                        &run_dir.join(PROPOSAL_JSON),
-                        store::MAX_RUN_FILE_BYTES,
-                    )
-                    .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
-                    if crate::canon::bytes_hash(&bytes) != v.proposal_hash {
-                        return Err(CaseError::Tamper {
-                            file: PROPOSAL_JSON.into(),
-                            frozen: v.proposal_hash.clone(),
-                            now: crate::canon::bytes_hash(&bytes),
-                        });
-                    }
-                    let proposal =
-                        super::proposal::parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
-                    patch = Some(proposal.set);
-                    proposal_hash = Some(v.proposal_hash.clone());
+                    let (set, hash) = validated_patch(run_dir, run, validation.as_ref())?;
+                    patch = Some(set);
+                    proposal_hash = Some(hash);
                 }
                 Status::Supported => {
-                    if lc.state != State::ResearchFrozen {
-                        return Err(refuse(
-                            "unproven_support",
-                            format!(
-                                "supported needs frozen research and no proposal; the run is {}",
-                                lc.state
-                            ),
-                        ));
-                    }
-                    if store::file_hash(run_dir, PROPOSAL_JSON)?.is_some() {
-                        return Err(refuse(
-                            "unproven_support",
-                            format!("supported means no patch, but `{PROPOSAL_JSON}` exists"),
-                        ));
-                    }
-                    let research = research.as_ref().ok_or_else(|| {
-                        refuse("unproven_support", "research is not frozen".into())
-                    })?;
-                    supported = Some(prove_support(&run.doc, research)?);
+                    supported = Some(support_proof(run_dir, run, &lc, research.as_ref())?);
                 }
-                Status::Conflicted => {
-                    let has_conflict = research.as_ref().is_some_and(|r| {
-                        !r.conflicts.is_empty() || !r.attested_conflicts.is_empty()
-                    });
-                    if !has_conflict {
-                        return Err(refuse("no_conflict", "conflicted needs a conflict recorded at freeze-research: two accepted claims asserting different values, or two verified excerpts stating different values".into()));
-                    }
-                }
+                Status::Conflicted => check_conflict(research.as_ref())?,
                 Status::InsufficientEvidence | Status::BlockedByMissingSource => {}
             }
             // Whatever was learned is frozen with the result, so close can detect later edits.
@@ -282,6 +207,114 @@ impl RunHandle {
             Ok(result)
         })
     }
+}
+
+/// critique.json is review material: it may exist only beside a validation record, and
+/// must agree with it.
+fn check_critique(
+    critique: Option<&Critique>,
+    validation: Option<&ValidationRecord>,
+) -> Result<(), CaseError> {
+    match (critique, validation) {
+        (Some(c), Some(v)) if !c.agrees_with(v) => Err(refuse(
+            "critique_disagrees",
+            format!(
+                "`{CRITIQUE_JSON}` disagrees with the validation record in lifecycle.json (tamper)"
+            ),
+        )),
+        (Some(_), None) => Err(refuse(
+            "critique_disagrees",
+            format!("`{CRITIQUE_JSON}` exists but no validation was recorded (tamper)"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The status asked for, or `proposal_generated` when none is named and validation passed.
+fn honest_status(
+    status: Option<Status>,
+    validation: Option<&ValidationRecord>,
+) -> Result<Status, CaseError> {
+    match status {
+        Some(s) => Ok(s),
+        None if validation.is_some_and(|v| v.verdict == Verdict::Pass) => {
+            Ok(Status::ProposalGenerated)
+        }
+        None => Err(refuse(
+            "status_required",
+            "no passing validation record: name the honest status with --status".into(),
+        )),
+    }
+}
+
+/// `proposal_generated`: the proposal that passed validation, still the same bytes, parsed
+/// and bound again; its patch and hash.
+fn validated_patch(
+    run_dir: &Path,
+    run: &Run,
+    validation: Option<&ValidationRecord>,
+) -> Result<(Map<String, Value>, String), CaseError> {
+    let v = validation.ok_or_else(|| {
+        refuse(
+            "not_validated",
+            "proposal_generated needs a validation record: run validate".into(),
+        )
+    })?;
+    if v.verdict != Verdict::Pass {
+        return Err(refuse(
+            "validation_failed",
+            "proposal_generated needs a passing validation record; the recorded verdict is fail"
+                .into(),
+        ));
+    }
+    let bytes = crate::fsio::read_regular(&run_dir.join(PROPOSAL_JSON), store::MAX_RUN_FILE_BYTES)
+        .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
+    if crate::canon::bytes_hash(&bytes) != v.proposal_hash {
+        return Err(CaseError::Tamper {
+            file: PROPOSAL_JSON.into(),
+            frozen: v.proposal_hash.clone(),
+            now: crate::canon::bytes_hash(&bytes),
+        });
+    }
+    let proposal = super::proposal::parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
+    Ok((proposal.set, v.proposal_hash.clone()))
+}
+
+/// `supported`: frozen research, no proposal, and the proof of the current value.
+fn support_proof(
+    run_dir: &Path,
+    run: &Run,
+    lc: &Lifecycle,
+    research: Option<&ResearchRecord>,
+) -> Result<SupportProof, CaseError> {
+    if lc.state != State::ResearchFrozen {
+        return Err(refuse(
+            "unproven_support",
+            format!(
+                "supported needs frozen research and no proposal; the run is {}",
+                lc.state
+            ),
+        ));
+    }
+    if store::file_hash(run_dir, PROPOSAL_JSON)?.is_some() {
+        return Err(refuse(
+            "unproven_support",
+            format!("supported means no patch, but `{PROPOSAL_JSON}` exists"),
+        ));
+    }
+    let research =
+        research.ok_or_else(|| refuse("unproven_support", "research is not frozen".into()))?;
+    prove_support(&run.doc, research)
+}
+
+/// `conflicted`: a conflict recorded at freeze-research, between claims or excerpts.
+fn check_conflict(research: Option<&ResearchRecord>) -> Result<(), CaseError> {
+    let has_conflict =
+        research.is_some_and(|r| !r.conflicts.is_empty() || !r.attested_conflicts.is_empty());
+    if !has_conflict {
+        return Err(refuse("no_conflict", "conflicted needs a conflict recorded at freeze-research: two accepted claims asserting different values, or two verified excerpts stating different values".into()));
+    }
+    Ok(())
 }
 
 /// The proof `supported` needs: a current value, an accepted claim asserting exactly it,

@@ -157,16 +157,7 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
     };
     let source = |i: usize| tables[i].as_deref().unwrap_or(texts[i]);
 
-    // Aliases: names the quantity flows into on code lines, found in reading order.
-    let mut aliases: Vec<String> = Vec::new();
-    for i in (0..texts.len()).filter(|&i| !prose[i]) {
-        let masked = mask(source(i), spelling, &aliases);
-        if let Some(a) = alias_on(&masked)
-            && !aliases.contains(&a)
-        {
-            aliases.push(a);
-        }
-    }
+    let aliases = find_aliases(texts.len(), &prose, source, spelling);
     let go = path.ends_with(".go");
     let signatures: Vec<Vec<String>> = (0..texts.len())
         .filter(|&i| !prose[i])
@@ -188,36 +179,7 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
     let names = |i: usize| masked[i].contains(MASK);
 
     let blank = |i: usize| texts[i].trim().is_empty();
-    let heading = |i: usize| doc && texts[i].trim_start().starts_with('#');
-    // Prose blocks: runs of prose lines; in documents a heading, a list item or a table row
-    // also starts a new block.
-    let starts_block = |i: usize| {
-        let t = texts[i].trim_start();
-        heading(i)
-            || t.starts_with('|')
-            || t.starts_with("- ")
-            || t.starts_with("* ")
-            || t.starts_with("+ ")
-            || t.split_once(['.', ')']).is_some_and(|(n, rest)| {
-                !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && rest.starts_with(' ')
-            })
-    };
-    let mut block_of = vec![usize::MAX; texts.len()];
-    let mut blocks: Vec<(usize, usize)> = Vec::new();
-    for i in 0..texts.len() {
-        if !prose[i] {
-            continue;
-        }
-        let continues = i > 0 && prose[i - 1] && !(doc && starts_block(i));
-        if continues {
-            let b = blocks.len() - 1;
-            blocks[b].1 = i;
-            block_of[i] = b;
-        } else {
-            blocks.push((i, i));
-            block_of[i] = blocks.len() - 1;
-        }
-    }
+    let blocks = prose_blocks(&texts, &prose, doc);
 
     // The code line a prose block documents: the next line (a declaration under its doc
     // comment, skipping annotations), or for a Python docstring the `def`/`class` above it.
@@ -261,24 +223,7 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
     }
     // A markdown heading naming the target puts its section in scope.
     if doc {
-        let mut level_in_scope: Option<usize> = None;
-        for i in 0..texts.len() {
-            if heading(i) {
-                let level = texts[i]
-                    .trim_start()
-                    .chars()
-                    .take_while(|c| *c == '#')
-                    .count();
-                if level_in_scope.is_some_and(|l| level <= l) {
-                    level_in_scope = None;
-                }
-                if names(i) {
-                    level_in_scope = Some(level);
-                }
-            } else if level_in_scope.is_some() && !blank(i) {
-                in_scope[i] = true;
-            }
-        }
+        scope_named_sections(&texts, names, &mut in_scope);
     }
 
     let demoted = if artifact.kind.strength() > EvidenceKind::Comment.strength() {
@@ -300,6 +245,79 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
             context: context(&texts, &prose, i, doc),
         })
         .collect()
+}
+
+/// Names the quantity flows into on the code lines (`source(i)` is line `i` as read),
+/// found in reading order: each line is masked with the aliases found before it.
+fn find_aliases<'t>(
+    count: usize,
+    prose: &[bool],
+    source: impl Fn(usize) -> &'t str,
+    spelling: &Spelling,
+) -> Vec<String> {
+    let mut aliases: Vec<String> = Vec::new();
+    for i in (0..count).filter(|&i| !prose[i]) {
+        let masked = mask(source(i), spelling, &aliases);
+        if let Some(a) = alias_on(&masked)
+            && !aliases.contains(&a)
+        {
+            aliases.push(a);
+        }
+    }
+    aliases
+}
+
+/// Prose blocks, as (first, last) line: runs of prose lines; in documents a heading, a
+/// list item or a table row also starts a new block.
+fn prose_blocks(texts: &[&str], prose: &[bool], doc: bool) -> Vec<(usize, usize)> {
+    let starts_block = |i: usize| {
+        let t = texts[i].trim_start();
+        t.starts_with('#')
+            || t.starts_with('|')
+            || t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.starts_with("+ ")
+            || t.split_once(['.', ')']).is_some_and(|(n, rest)| {
+                !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && rest.starts_with(' ')
+            })
+    };
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    for i in 0..texts.len() {
+        if !prose[i] {
+            continue;
+        }
+        let continues = i > 0 && prose[i - 1] && !(doc && starts_block(i));
+        if continues {
+            let b = blocks.len() - 1;
+            blocks[b].1 = i;
+        } else {
+            blocks.push((i, i));
+        }
+    }
+    blocks
+}
+
+/// In a document, puts in scope every non-blank line of a section whose heading names the
+/// target, up to the next heading of the same or a higher level.
+fn scope_named_sections(texts: &[&str], names: impl Fn(usize) -> bool, in_scope: &mut [bool]) {
+    let mut level_in_scope: Option<usize> = None;
+    for i in 0..texts.len() {
+        if texts[i].trim_start().starts_with('#') {
+            let level = texts[i]
+                .trim_start()
+                .chars()
+                .take_while(|c| *c == '#')
+                .count();
+            if level_in_scope.is_some_and(|l| level <= l) {
+                level_in_scope = None;
+            }
+            if names(i) {
+                level_in_scope = Some(level);
+            }
+        } else if level_in_scope.is_some() && !texts[i].trim().is_empty() {
+            in_scope[i] = true;
+        }
+    }
 }
 
 /// The enclosing lines of line `i`: in code, each earlier line less indented than the last
