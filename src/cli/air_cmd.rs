@@ -60,8 +60,8 @@ pub struct ExportArgs {
 
 pub fn run(cmd: AirCommand) -> u8 {
     match cmd {
-        AirCommand::Import(args) => import(args),
-        AirCommand::Export(args) => export(args),
+        AirCommand::Import(args) => import(&args),
+        AirCommand::Export(args) => export(&args),
     }
 }
 
@@ -140,7 +140,7 @@ fn write_out(out: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) -> st
     write(out)
 }
 
-fn import(args: ImportArgs) -> u8 {
+fn import(args: &ImportArgs) -> u8 {
     let (_, imported) = match openapi::import_file(&args.spec) {
         Ok(r) => r,
         Err(e) => return fail(&e, args.json),
@@ -196,7 +196,7 @@ struct ExportReport<'a> {
     exported: &'a openapi::Exported,
 }
 
-fn export(args: ExportArgs) -> u8 {
+fn export(args: &ExportArgs) -> u8 {
     let result = Document::load(&args.spec).and_then(|doc| {
         let refined = Air::load(&args.air).map_err(OpenApiError::RefinedAir)?;
         openapi::export(&doc, &refined)

@@ -255,7 +255,7 @@ pub(super) fn resolve(a: &BatteryArgs) -> Result<(Config, Option<Endpoint>), Ref
     let jobs = a
         .jobs
         .map(|j| j as usize)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
     let cfg = Config {
         scenarios,
         labels: labels.clone(),
@@ -375,7 +375,9 @@ fn check_classes(classes: &[String]) -> Result<(), String> {
         if !crate::battery::Class::ALL.iter().any(|k| k.as_str() == c) {
             return Err(format!(
                 "--class `{c}`: the bundled corpus has the classes {}",
-                crate::battery::Class::ALL.map(|k| k.as_str()).join(", ")
+                crate::battery::Class::ALL
+                    .map(super::super::battery::corpus::Class::as_str)
+                    .join(", ")
             ));
         }
     }

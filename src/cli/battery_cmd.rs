@@ -80,7 +80,7 @@ fn fill_from_manifest(a: &mut BatteryArgs, m: &results::Manifest) {
 }
 
 pub fn run(mut a: BatteryArgs) -> u8 {
-    if let Some(BatteryCommand::Merge(m)) = a.action {
+    if let Some(BatteryCommand::Merge(m)) = &a.action {
         return merge(m);
     }
     if a.schema {
@@ -279,7 +279,7 @@ fn write_reports(dir: &Path, doc: &ResultsDoc, json: bool) -> Vec<PathBuf> {
     }
 }
 
-fn merge(m: MergeArgs) -> u8 {
+fn merge(m: &MergeArgs) -> u8 {
     if let Err(e) = crate::outpath::check_dir(&m.out) {
         return battery_error(&BatteryError::Input(e.to_string()), m.json);
     }

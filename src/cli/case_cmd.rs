@@ -111,17 +111,17 @@ pub struct VerifyArgs {
 pub fn run(cmd: CaseCommand) -> u8 {
     match cmd {
         CaseCommand::Open(args) => open_cmd(args),
-        CaseCommand::Verify(args) => verify_cmd(args),
+        CaseCommand::Verify(args) => verify_cmd(&args),
         CaseCommand::AddEvidence(a) => super::rails_cmd::add_evidence(a),
-        CaseCommand::AddExternalEvidence(a) => super::rails_cmd::add_external(a),
+        CaseCommand::AddExternalEvidence(a) => super::rails_cmd::add_external(&a),
         CaseCommand::AddClaim(a) => super::rails_cmd::add_claim(a),
-        CaseCommand::FreezeResearch(a) => super::rails_cmd::freeze_research(a),
-        CaseCommand::Validate(a) => super::rails_cmd::validate(a),
-        CaseCommand::Finalize(a) => super::rails_cmd::finalize_cmd(a),
-        CaseCommand::Show(a) => super::rails_cmd::show(a),
+        CaseCommand::FreezeResearch(a) => super::rails_cmd::freeze_research(&a),
+        CaseCommand::Validate(a) => super::rails_cmd::validate(&a),
+        CaseCommand::Finalize(a) => super::rails_cmd::finalize_cmd(&a),
+        CaseCommand::Show(a) => super::rails_cmd::show(&a),
         CaseCommand::Query(a) => super::query_cmd::run(a),
         CaseCommand::Close(a) => super::rails_cmd::close(a),
-        CaseCommand::Investigate(a) => super::investigate_cmd::run(a),
+        CaseCommand::Investigate(a) => super::investigate_cmd::run(&a),
     }
 }
 
@@ -157,7 +157,7 @@ fn open_cmd(args: OpenArgs) -> u8 {
     }
 }
 
-fn verify_cmd(args: VerifyArgs) -> u8 {
+fn verify_cmd(args: &VerifyArgs) -> u8 {
     let report = match RunHandle::open(&args.run)
         .and_then(|run| run.verify(args.air.as_deref(), args.repo.as_deref()))
     {

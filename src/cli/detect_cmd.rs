@@ -1,4 +1,4 @@
-//! `detect`: the deterministic refinement plan of an AIR (or an OpenAPI document).
+//! `detect`: the deterministic refinement plan of an AIR (or an `OpenAPI` document).
 
 use std::path::PathBuf;
 
@@ -47,7 +47,7 @@ struct Row {
     detail: String,
 }
 
-pub fn detect(args: DetectArgs) -> u8 {
+pub fn detect(args: &DetectArgs) -> u8 {
     let path = match (&args.air, &args.spec) {
         (_, Some(spec)) => return super::air_cmd::detect_spec(spec, args.json),
         (Some(air), None) => air,

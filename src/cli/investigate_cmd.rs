@@ -145,9 +145,9 @@ fn resolve(a: &InvestigateArgs) -> Result<(Box<dyn AgentDriver>, ExecutionPolicy
     Ok((agent, policy))
 }
 
-pub fn run(a: InvestigateArgs) -> u8 {
+pub fn run(a: &InvestigateArgs) -> u8 {
     // Parse, then resolve: every flag combination is refused here or not at all.
-    let (agent, policy) = match resolve(&a) {
+    let (agent, policy) = match resolve(a) {
         Ok(resolved) => resolved,
         Err(Refusal::Sandbox(e)) => return fail(&InvestigateError::Sandbox(e), a.json),
         Err(Refusal::Script(e)) => return super::fail(&e, a.json),
@@ -219,7 +219,7 @@ fn print_report(r: &InvestigateReport) {
         r.state,
         r.status
             .as_ref()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .unwrap_or_else(|| "(none)".into())
     );
     let u = &r.usage;

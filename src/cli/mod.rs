@@ -127,18 +127,18 @@ pub fn main() -> ExitCode {
         }
     }
     let code = match cli.command {
-        Command::Detect(args) => detect_cmd::detect(args),
+        Command::Detect(args) => detect_cmd::detect(&args),
         Command::Air(cmd) => air_cmd::run(cmd),
-        Command::Skills(args) => skills_cmd::skills(args),
+        Command::Skills(args) => skills_cmd::skills(&args),
         Command::Demo(args) => demo_cmd::demo(args),
         Command::Case(cmd) => case_cmd::run(*cmd),
-        Command::ReplayModel(args) => replay_cmd::run(args),
+        Command::ReplayModel(args) => replay_cmd::run(&args),
         Command::Mcp(cmd) => mcp_cmd::run(cmd),
         Command::Scenarios(cmd) => scenarios_cmd::run(cmd),
         Command::Battery(args) => battery_cmd::run(*args),
-        Command::Report(cmd) => report_cmd::run(cmd),
+        Command::Report(cmd) => report_cmd::run(&cmd),
         Command::BatteryCheater(args) => battery_cmd::cheater(args),
-        Command::SandboxInit(args) => sandbox_cmd::sandbox_init(args),
+        Command::SandboxInit(args) => sandbox_cmd::sandbox_init(&args),
     };
     ExitCode::from(code)
 }

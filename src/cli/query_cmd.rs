@@ -120,10 +120,10 @@ fn print_plain(doc: &ResultDoc) {
                 }
             }
             OperationResult::FindText(x) => {
-                print_lines(&r.request_id, "source.find_text", &x.page, &x.matches)
+                print_lines(&r.request_id, "source.find_text", &x.page, &x.matches);
             }
             OperationResult::FindSymbol(x) => {
-                print_lines(&r.request_id, "source.find_symbol", &x.page, &x.matches)
+                print_lines(&r.request_id, "source.find_symbol", &x.page, &x.matches);
             }
             OperationResult::ReadContext(x) => {
                 println!(

@@ -131,7 +131,7 @@ pub fn add_evidence(a: AddEvidenceArgs) -> u8 {
     }
 }
 
-pub fn add_external(a: AddExternalArgs) -> u8 {
+pub fn add_external(a: &AddExternalArgs) -> u8 {
     let excerpt = match read_excerpt(&a.excerpt_file) {
         Ok(t) => t,
         Err(e) => return super::fail(&e, a.common.json),
@@ -201,7 +201,7 @@ pub fn add_claim(a: AddClaimArgs) -> u8 {
     }
 }
 
-pub fn freeze_research(a: Common) -> u8 {
+pub fn freeze_research(a: &Common) -> u8 {
     match RunHandle::open(&a.run).and_then(|run| run.freeze_research(a.idempotency_key.as_deref()))
     {
         Ok(record) => done(a.json, &record, |r| {
@@ -229,7 +229,7 @@ pub fn freeze_research(a: Common) -> u8 {
     }
 }
 
-pub fn validate(a: ValidateArgs) -> u8 {
+pub fn validate(a: &ValidateArgs) -> u8 {
     match RunHandle::open(&a.common.run)
         .and_then(|run| run.validate(a.common.idempotency_key.as_deref(), a.dry_run))
     {
@@ -267,7 +267,7 @@ pub fn validate(a: ValidateArgs) -> u8 {
     }
 }
 
-pub fn finalize_cmd(a: FinalizeArgs) -> u8 {
+pub fn finalize_cmd(a: &FinalizeArgs) -> u8 {
     let status = match a.status.as_deref().map(|s| (s, Status::parse(s))) {
         None => None,
         Some((_, Some(st))) => Some(st),
@@ -277,7 +277,9 @@ pub fn finalize_cmd(a: FinalizeArgs) -> u8 {
                 kind: "unknown_status",
                 reason: format!(
                     "`{raw}` is not a status; use one of {}",
-                    Status::ALL.map(|s| s.as_str()).join(", ")
+                    Status::ALL
+                        .map(super::super::case::finalize::Status::as_str)
+                        .join(", ")
                 ),
             };
             return super::fail(&e, a.common.json);
@@ -295,7 +297,7 @@ pub fn finalize_cmd(a: FinalizeArgs) -> u8 {
     }
 }
 
-pub fn show(a: ShowArgs) -> u8 {
+pub fn show(a: &ShowArgs) -> u8 {
     match RunHandle::open(&a.run).and_then(|run| run.show()) {
         // A tampered or stale run is shown, and the exit says it must not be used.
         Ok(report) if report.tampered.is_some() || !report.stale.is_empty() => {
@@ -369,7 +371,7 @@ pub fn close(a: CloseArgs) -> u8 {
     };
     match crate::reconcile::close(&a.common.run, &req, a.common.idempotency_key.as_deref()) {
         Ok(doc) => done(a.common.json, &doc, |d| {
-            let tier = d.tier.map(|t| t.as_str()).unwrap_or("none");
+            let tier = d.tier.map_or("none", super::super::reconcile::Tier::as_str);
             println!("{} · tier {tier}", d.status);
             for r in &d.reasons {
                 println!("  {r}");

@@ -1,4 +1,4 @@
-//! `replay-model`: serve the Anthropic Messages API and the OpenAI Responses API on loopback
+//! `replay-model`: serve the Anthropic Messages API and the `OpenAI` Responses API on loopback
 //! with a deterministic player.
 
 use std::io::{Read as _, Write as _};
@@ -59,7 +59,7 @@ pub struct ReplayArgs {
     pub latency_ms: u64,
 }
 
-pub fn run(args: ReplayArgs) -> u8 {
+pub fn run(args: &ReplayArgs) -> u8 {
     let player = match &args.script {
         Some(path) => match Player::from_script_file(path) {
             Ok(p) => p,
@@ -160,7 +160,7 @@ async fn shutdown_signal(stdin_eof: bool) {
     };
     tokio::select! {
         _ = tokio::signal::ctrl_c() => eprintln!("replay-model: interrupted, shutting down"),
-        _ = term => eprintln!("replay-model: terminated, shutting down"),
-        _ = stdin_closed => eprintln!("replay-model: stdin closed, shutting down"),
+        () = term => eprintln!("replay-model: terminated, shutting down"),
+        () = stdin_closed => eprintln!("replay-model: stdin closed, shutting down"),
     }
 }

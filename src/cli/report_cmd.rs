@@ -74,12 +74,11 @@ pub struct DiffArgs {
 }
 
 fn emit(text: &str, out: &Option<PathBuf>) -> Result<(), ReportError> {
-    match out {
-        Some(path) => report::write(path, text),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+    if let Some(path) = out {
+        report::write(path, text)
+    } else {
+        print!("{text}");
+        Ok(())
     }
 }
 
@@ -110,7 +109,7 @@ fn diff(a: &DiffArgs) -> Result<(), ReportError> {
     emit(&report::render_diff(&d, format)?, &a.out)
 }
 
-pub fn run(cmd: ReportCommand) -> u8 {
+pub fn run(cmd: &ReportCommand) -> u8 {
     let result = match &cmd {
         ReportCommand::Show(a) => show(a),
         ReportCommand::Diff(a) => diff(a),

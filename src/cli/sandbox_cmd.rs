@@ -17,12 +17,11 @@ pub struct SandboxInitArgs {
     pub command: Vec<String>,
 }
 
-pub fn sandbox_init(args: SandboxInitArgs) -> u8 {
+pub fn sandbox_init(args: &SandboxInitArgs) -> u8 {
     let (program, rest) = args
         .command
         .split_first()
-        .map(|(p, r)| (p.as_str(), r))
-        .unwrap_or(("", &[]));
+        .map_or(("", &[][..]), |(p, r)| (p.as_str(), r));
     match crate::sandbox::init::sandbox_init(&args.forwards, program, rest) {
         // The agent's own status, passed through.
         Ok(status) => status,

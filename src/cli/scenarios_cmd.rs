@@ -71,9 +71,9 @@ pub struct SealArgs {
 
 pub fn run(cmd: ScenariosCommand) -> u8 {
     match cmd {
-        ScenariosCommand::Check(args) => check(args),
-        ScenariosCommand::List(args) => list(args),
-        ScenariosCommand::Seal(args) => seal(args),
+        ScenariosCommand::Check(args) => check(&args),
+        ScenariosCommand::List(args) => list(&args),
+        ScenariosCommand::Seal(args) => seal(&args),
     }
 }
 
@@ -88,7 +88,7 @@ struct CheckDoc<'a> {
     problems: &'a [Problem],
 }
 
-fn check(args: CheckArgs) -> u8 {
+fn check(args: &CheckArgs) -> u8 {
     let opts = Options {
         coverage: !args.no_coverage,
         oracle: !args.no_oracle,
@@ -157,7 +157,7 @@ struct ListDoc {
     counts: BTreeMap<&'static str, BTreeMap<String, usize>>,
 }
 
-fn list(args: ListArgs) -> u8 {
+fn list(args: &ListArgs) -> u8 {
     let (scenarios, mut problems) = battery::load_scenarios(&args.dirs.scenarios);
     let (labels, label_problems) = battery::load_labels(&args.dirs.labels);
     problems.extend(label_problems);
@@ -218,7 +218,7 @@ fn counts_table(counts: &BTreeMap<&'static str, BTreeMap<String, usize>>) -> Tab
     let skills = registry().names();
     let mut builder = Builder::default();
     let mut header = vec!["class".to_string()];
-    header.extend(skills.iter().map(|s| s.to_string()));
+    header.extend(skills.iter().map(std::string::ToString::to_string));
     header.push("total".into());
     builder.push_record(header);
     let cell = |n: usize| if n == 0 { "·".into() } else { n.to_string() };
@@ -238,7 +238,7 @@ fn counts_table(counts: &BTreeMap<&'static str, BTreeMap<String, usize>>) -> Tab
         builder.push_record(record);
     }
     let mut last = vec!["total".to_string()];
-    last.extend(column_totals.iter().map(|n| n.to_string()));
+    last.extend(column_totals.iter().map(std::string::ToString::to_string));
     builder.push_record(last);
     let mut table = builder.build();
     table.with(Style::sharp());
@@ -255,7 +255,7 @@ struct SealDoc<'a> {
     seal: String,
 }
 
-fn seal(args: SealArgs) -> u8 {
+fn seal(args: &SealArgs) -> u8 {
     let (labels, problems) = battery::load_labels(&args.labels);
     if !problems.is_empty() {
         for p in &problems {

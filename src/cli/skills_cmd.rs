@@ -25,7 +25,7 @@ struct SkillRow {
     policy: String,
 }
 
-pub fn skills(args: SkillsArgs) -> u8 {
+pub fn skills(args: &SkillsArgs) -> u8 {
     let reg = registry();
     if args.json {
         super::print_json(&serde_json::json!({
