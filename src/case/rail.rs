@@ -63,15 +63,7 @@ pub fn integrity(
     };
     let hash_of =
         |rel: &str| -> Result<Option<String>, CaseError> { super::store::file_hash(run_dir, rel) };
-    // output/ must be the run's own directory: through a link the engine would read and
-    // write somewhere else.
-    match std::fs::symlink_metadata(run_dir.join(OUTPUT_DIR)) {
-        Ok(m) if m.file_type().is_symlink() => {
-            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into())
-        }
-        Ok(m) if !m.is_dir() => broken(OUTPUT_DIR, ".", "is not a directory".into()),
-        _ => {}
-    }
+    check_output_dir(run_dir, &mut broken);
     let Some(case_hash) = hash_of(CASE_JSON)? else {
         broken(CASE_JSON, ".", "missing".into());
         return Ok(out);
@@ -94,7 +86,31 @@ pub fn integrity(
             ),
         );
     }
-    // The chain itself.
+    check_chain(journal, &lc, anchor, &mut broken);
+    check_lifecycle_writer(journal, &lc, &mut broken);
+    check_engine_writes(journal, lc_hash, &hash_of, &mut broken)?;
+    Ok(out)
+}
+
+/// output/ must be the run's own directory: through a link the engine would read and
+/// write somewhere else.
+fn check_output_dir(run_dir: &Path, broken: &mut impl FnMut(&str, &str, String)) {
+    match std::fs::symlink_metadata(run_dir.join(OUTPUT_DIR)) {
+        Ok(m) if m.file_type().is_symlink() => {
+            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into())
+        }
+        Ok(m) if !m.is_dir() => broken(OUTPUT_DIR, ".", "is not a directory".into()),
+        _ => {}
+    }
+}
+
+/// The chain itself, and its end: the lock anchors it.
+fn check_chain(
+    journal: &Journal,
+    lc: &Lifecycle,
+    anchor: Option<&JournalHead>,
+    broken: &mut impl FnMut(&str, &str, String),
+) {
     let mut prev = lc.case_hash.clone();
     for (i, entry) in journal.entries.iter().enumerate() {
         if entry.prev != prev {
@@ -106,7 +122,7 @@ pub fn integrity(
         }
         prev = journal.hashes[i].clone();
     }
-    // The lock anchors the chain's end; lifecycle.json records the head its writer followed.
+    // The lock anchors the chain's end.
     let n = journal.entries.len() as u64;
     let actual = JournalHead {
         entries: n,
@@ -128,6 +144,15 @@ pub fn integrity(
         ),
         _ => {}
     }
+}
+
+/// lifecycle.json records the journal head its writer followed; with no writer it is the
+/// run's genesis record.
+fn check_lifecycle_writer(
+    journal: &Journal,
+    lc: &Lifecycle,
+    broken: &mut impl FnMut(&str, &str, String),
+) {
     let writer = journal
         .entries
         .iter()
@@ -169,9 +194,18 @@ pub fn integrity(
             }
         }
     }
-    // Every engine-private file holds what its last writer wrote. Files under output/ are
-    // the agent's to write until their stage freezes; from then on lifecycle.json's frozen
-    // hashes (bound above) guard them, and every verdict is re-derived from them.
+}
+
+/// Every engine-private file holds what its last writer wrote. Files under output/ are
+/// the agent's to write until their stage freezes; from then on lifecycle.json's frozen
+/// hashes (bound by the checks before this one) guard them, and every verdict is
+/// re-derived from them.
+fn check_engine_writes(
+    journal: &Journal,
+    lc_hash: Option<String>,
+    hash_of: &impl Fn(&str) -> Result<Option<String>, CaseError>,
+    broken: &mut impl FnMut(&str, &str, String),
+) -> Result<(), CaseError> {
     let mut last_write: BTreeMap<&str, &str> = BTreeMap::new();
     for entry in &journal.entries {
         for (rel, hash) in &entry.writes {
@@ -195,7 +229,7 @@ pub fn integrity(
             );
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Refuses a run whose integrity is broken, naming the first broken file and field.
