@@ -582,3 +582,36 @@ fn runs_are_loaded_only_by_the_handle() {
         offenders.join("\n  ")
     );
 }
+
+/// The module column of the README's Layout table, in the order it lists them.
+fn readme_layers(readme: &str) -> Vec<String> {
+    let readme = format!("\n{readme}");
+    let Some(start) = readme.find("\n## Layout\n") else {
+        return Vec::new();
+    };
+    let section = &readme[start + 1..];
+    let end = section[3..].find("\n## ").map_or(section.len(), |e| e + 3);
+    section[..end]
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("| `")?
+                .split_once('`')
+                .map(|(m, _)| m.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_layout_lists_the_layers_in_their_order() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let listed = readme_layers(&readme);
+    assert_eq!(
+        listed, LAYERS,
+        "README.md's Layout table must list the modules of tests/layers.rs LAYERS, from the ground up"
+    );
+    // The reader itself: a table row names its module; prose and other sections do not.
+    let sample = "## Layout\n\ntext `par`\n\n| module | x |\n|---|---|\n| `par` | a |\n| `cli` | b |\n\n## Next\n| `nope` | c |\n";
+    assert_eq!(readme_layers(sample), ["par", "cli"]);
+}
