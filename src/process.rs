@@ -105,6 +105,7 @@ pub struct ExecutionRecord {
 impl ExecutionRecord {
     /// An actionable explanation when the run did not complete: the exit code or signal,
     /// the timeout or the cancellation, then the last stderr lines. `None` on success.
+    #[must_use]
     pub fn failure_message(&self) -> Option<String> {
         let program = &self.program;
         let head = match self.outcome {
@@ -219,6 +220,7 @@ pub enum RunnerError {
 
 impl RunnerError {
     /// A stable, machine-readable name for this kind of failure.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             RunnerError::NotFound { .. } => "program_not_found",
@@ -245,6 +247,7 @@ impl Default for CancelHandle {
 }
 
 impl CancelHandle {
+    #[must_use]
     pub fn new() -> Self {
         CancelHandle(Arc::new(watch::Sender::new(false)))
     }
@@ -253,6 +256,7 @@ impl CancelHandle {
         self.0.send_replace(true);
     }
 
+    #[must_use]
     pub fn is_cancelled(&self) -> bool {
         *self.0.borrow()
     }

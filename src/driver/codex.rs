@@ -75,6 +75,7 @@ fn toml_str(s: &str) -> String {
 }
 
 /// `base_url` of the provider: the URL as given, with `/v1` when it has no path.
+#[must_use]
 pub fn provider_base_url(url: &str) -> String {
     let url = url.trim_end_matches('/');
     let path = url
@@ -99,6 +100,7 @@ fn ambient<'a>(policy: &'a ExecutionPolicy, name: &str) -> Option<&'a str> {
 
 impl CodexDriver {
     /// The price of its tokens under `policy`.
+    #[must_use]
     pub fn price(policy: &ExecutionPolicy) -> TokenPrice {
         match ambient(policy, PRICE_ENV) {
             Some(text) => TokenPrice::parse(text).unwrap_or_else(|| {

@@ -92,6 +92,7 @@ pub enum InvestigateError {
 }
 
 impl InvestigateError {
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             InvestigateError::Case(e) => e.kind(),

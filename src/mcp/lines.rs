@@ -24,6 +24,7 @@ pub enum Line {
 }
 
 /// Classifies the bytes of one line (without its newline).
+#[must_use]
 pub fn classify(bytes: &[u8]) -> Line {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Line::NotJson;
@@ -38,6 +39,7 @@ pub fn classify(bytes: &[u8]) -> Line {
 }
 
 /// The JSON-RPC error answering a line that cannot be passed on (`None` for the rest).
+#[must_use]
 pub fn refusal(line: &Line, cap: u64) -> Option<Value> {
     let (code, message) = match line {
         Line::NotJson => (-32700, "Parse error: the line is not JSON".to_string()),

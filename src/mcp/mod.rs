@@ -50,6 +50,7 @@ pub enum McpError {
 }
 
 impl McpError {
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             McpError::Case(e) => e.kind(),
@@ -84,6 +85,7 @@ impl AnvilServer {
     }
 
     /// Every tool this server offers.
+    #[must_use]
     pub fn tools(&self) -> Vec<Tool> {
         let rails = RAIL_TOOLS.iter().map(|t| {
             let annotations = ToolAnnotations::new()

@@ -45,6 +45,7 @@ pub enum RailBackend {
 
 impl RailBackend {
     /// The relay when this process runs inside a sandbox with one, else direct.
+    #[must_use]
     pub fn from_env() -> RailBackend {
         match std::env::var_os(RAIL_SOCKET_ENV) {
             Some(socket) if !socket.is_empty() => RailBackend::Relay {

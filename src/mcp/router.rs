@@ -16,6 +16,7 @@ use crate::driver::mcp_wiring::router_tool_name;
 use crate::tools::{self, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
 
 /// The router's operations as tools.
+#[must_use]
 pub fn router_tools() -> Vec<Tool> {
     tools::operations()
         .into_iter()
@@ -40,6 +41,7 @@ pub fn router_tools() -> Vec<Tool> {
 }
 
 /// The operation a tool name stands for, if any.
+#[must_use]
 pub fn operation_of(tool: &str) -> Option<&'static str> {
     tools::OPERATIONS
         .iter()

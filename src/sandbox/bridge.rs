@@ -49,6 +49,7 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    #[must_use]
     pub fn listen_port(&self) -> u16 {
         match self {
             Endpoint::Forward { listen_port, .. } | Endpoint::ConnectProxy { listen_port, .. } => {
@@ -58,6 +59,7 @@ impl Endpoint {
     }
 
     /// The in-sandbox address the agent connects to.
+    #[must_use]
     pub fn via(&self) -> String {
         format!("127.0.0.1:{}", self.listen_port())
     }
@@ -265,16 +267,19 @@ impl Bridge {
     }
 
     /// The directory holding the sockets (bound into the sandbox).
+    #[must_use]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The socket file name serving `endpoints[index]`.
+    #[must_use]
     pub fn socket_name(index: usize) -> String {
         format!("endpoint-{index}.sock")
     }
 
     /// Every connection that reached the bridge so far.
+    #[must_use]
     pub fn log(&self) -> Vec<ConnectionAttempt> {
         self.shared
             .log

@@ -70,6 +70,7 @@ pub struct ContainmentViolation {
 }
 
 impl ContainmentViolation {
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         "containment_violation"
     }
@@ -117,6 +118,7 @@ impl RepoSnapshot {
     }
 
     /// Every path that differs from `before`; empty when nothing changed.
+    #[must_use]
     pub fn changes_since(&self, before: &RepoSnapshot) -> Vec<String> {
         match (before, self) {
             (
@@ -157,6 +159,7 @@ impl RepoSnapshot {
     }
 
     /// The violation between `before` and `self`, if anything changed.
+    #[must_use]
     pub fn violation_since(
         &self,
         before: &RepoSnapshot,

@@ -60,6 +60,7 @@ impl Backend {
         }
     }
 
+    #[must_use]
     pub fn kind(&self) -> BackendKind {
         match self {
             Backend::Native { .. } => BackendKind::Native,
@@ -117,12 +118,14 @@ pub struct Prepared {
 
 impl Prepared {
     /// The attestation before any connection was made.
+    #[must_use]
     pub fn attestation(&self) -> &Attestation {
         &self.attestation
     }
 
     /// Stops the bridge (call once the process ended) and returns the final attestation,
     /// with its refused connections, and every connection that reached the bridge.
+    #[must_use]
     pub fn finish(mut self) -> (Attestation, Vec<ConnectionAttempt>) {
         let log = self.bridge.as_mut().map(|b| b.stop()).unwrap_or_default();
         self.attestation.refused_connections = log
@@ -241,6 +244,7 @@ pub enum SandboxError {
 
 impl SandboxError {
     /// A stable, machine-readable name for this kind of failure.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             SandboxError::NativeNotAcknowledged => "degraded_native_not_acknowledged",

@@ -81,6 +81,7 @@ pub enum RelayOutcome {
 
 impl RelayOutcome {
     /// The rail ran and exited successfully (status 0).
+    #[must_use]
     pub fn succeeded(self) -> bool {
         self == RelayOutcome::Exited(0)
     }
