@@ -420,6 +420,16 @@ fn append(path: &Path, line: &LogLine) -> Result<(), RunnerError> {
 /// Runs `spec` to the end: streams every line to `on_line` and the log as it arrives,
 /// enforces the timeout and `cancel`, and returns what happened. Must be called inside a
 /// tokio runtime with IO and time enabled.
+///
+/// # Errors
+///
+/// `RunnerError::WorkingDir` when `spec.cwd` is not a usable directory;
+/// `RunnerError::NotFound` or `RunnerError::NotExecutable` when the program cannot be
+/// resolved on the child's `PATH` or run; `RunnerError::Spawn` when it cannot be started;
+/// `RunnerError::Output` when reading its output fails; `RunnerError::Log` when a line
+/// cannot be appended to `spec.log_path`; `RunnerError::Wait` when the child cannot be
+/// waited for. A non-zero exit, a signal, the timeout or a cancellation is not an error: it
+/// is the record's `outcome`.
 pub async fn run(
     spec: &ProcessSpec,
     cancel: &CancelHandle,
@@ -568,6 +578,10 @@ pub async fn run(
 
 /// Blocking convenience wrapper: builds a current-thread runtime and drives [`run`] on it.
 /// Must not be called from inside a tokio runtime.
+///
+/// # Errors
+///
+/// `RunnerError::Runtime` when the runtime cannot be built, or any error of [`run`].
 pub fn run_blocking(
     spec: &ProcessSpec,
     cancel: &CancelHandle,

@@ -21,6 +21,16 @@ use crate::process::CancelHandle;
 /// agent and return what happened.
 pub trait AgentDriver {
     fn name(&self) -> String;
+
+    /// Drives the agent on the run at `run_dir` under `policy`, reporting each line of its
+    /// output to `progress`, until it ends or `cancel` fires.
+    ///
+    /// # Errors
+    ///
+    /// An [`InvestigateError`] when the run cannot be investigated or its record cannot be
+    /// written: it does not open or is not open, or the backend refuses or fails (see
+    /// [`investigate`]). How the agent itself ended (failed, timed out, cancelled) is the
+    /// report's, not an error.
     fn drive(
         &self,
         run_dir: &Path,

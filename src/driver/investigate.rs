@@ -127,6 +127,18 @@ fn model_endpoint(
 }
 
 /// Runs `agent` on the run at `run_dir` under `policy`.
+///
+/// # Errors
+///
+/// `InvestigateError::Case` when `run_dir` cannot be resolved or opened as a run or its
+/// lifecycle cannot be read, or when the agent's home, the files its command needs or
+/// `execution.json` cannot be written; `InvestigateError::NotOpen` when the run is past
+/// `open`; `InvestigateError::RunPathNotUtf8` when the run path is not UTF-8;
+/// `InvestigateError::Endpoint` when, under bubblewrap, the model's base URL cannot be
+/// bridged into the sandbox; `InvestigateError::Sandbox` when the backend refuses before
+/// anything is spawned (see `SandboxError`), a repository snapshot fails or the runner
+/// fails. An agent that exits non-zero, times out or is cancelled is not an error: that is
+/// the report's `outcome`.
 pub fn investigate(
     run_dir: &Path,
     agent: &dyn ProcessAgent,

@@ -57,6 +57,11 @@ pub fn refusal(line: &Line, cap: u64) -> Option<Value> {
 
 /// Reads the next line of at most `cap` bytes; `None` at end of input. An over-long line is
 /// consumed to its newline without being kept.
+///
+/// # Errors
+///
+/// The I/O error reading from `reader`. A line that is over the cap, not UTF-8 or not JSON
+/// is not an error: it comes back classified.
 pub async fn next_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     cap: u64,

@@ -57,6 +57,17 @@ impl RailBackend {
     }
 
     /// Runs one rail call on the run at `run` and returns its result as JSON.
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] carrying the stable kind. Direct: the run does not open, or the rail
+    /// refuses (its `CaseError::kind()`: wrong state, stale run, tamper, a refused artifact
+    /// or claim…); a finalize status that is not one is `unknown_status`; `internal` if the
+    /// result does not render as JSON. Relayed: `rejected_document` for a line range given
+    /// by one end only, `io` when a file for the relay cannot be written under
+    /// `workspace/.mcp/`, `relay_unreachable` when the socket cannot be reached, the relayed
+    /// CLI's own error kind, or `relay_failed` when the relayed rail answers no JSON or
+    /// fails without an error document (a failing validation's record is a result).
     pub fn call(&self, run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
         match self {
             RailBackend::Direct => direct(run, rail),

@@ -50,6 +50,15 @@ pub fn operation_of(tool: &str) -> Option<&'static str> {
 }
 
 /// Answers one operation as a one-request batch for the run `run_id` at `run`.
+///
+/// # Errors
+///
+/// A [`Refusal`] carrying the stable kind: the router's own error kind when the batch is
+/// refused (`invalid_arguments`, `limit_exceeded`, `run_not_queryable`, a source that
+/// cannot be read…), `internal` when the result does not render. Relayed: `io` when the
+/// request file cannot be written under `workspace/.mcp/`, `relay_unreachable`, the
+/// relayed CLI's error kind, or `relay_failed` when it answered no JSON or failed without
+/// an error document.
 pub fn query(
     backend: &RailBackend,
     run: &Path,

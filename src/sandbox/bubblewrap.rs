@@ -80,6 +80,11 @@ pub struct SandboxPlan {
 
 impl SandboxPlan {
     /// The plan for an opened run: repository and AIR from its case.json, no endpoints.
+    ///
+    /// # Errors
+    ///
+    /// Any error opening the run at `run_dir` (`CaseError::NotARun`, `CaseError::Corrupt`,
+    /// `CaseError::Io`).
     pub fn for_run(
         run_dir: &Path,
         anvil_bench: &Path,
@@ -250,6 +255,11 @@ fn rw(a: &mut Vec<String>, src: &Path, dest: &Path) {
 }
 
 /// Finds bwrap on the child's PATH. Its absence is an error, never a reason to run natively.
+///
+/// # Errors
+///
+/// `SandboxError::BubblewrapMissing` when no executable `bwrap` is on `env`'s `PATH`
+/// (relative entries taken against `cwd`).
 pub fn find_bwrap(env: &BTreeMap<String, String>, cwd: &Path) -> Result<PathBuf, SandboxError> {
     on_path("bwrap", env, cwd).ok_or(SandboxError::BubblewrapMissing)
 }

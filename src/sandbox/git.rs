@@ -88,6 +88,12 @@ pub struct SnapshotError {
 impl RepoSnapshot {
     /// Records `repo`. Paths under `exclude` (e.g. a run directory that lives inside the
     /// repository) are left out, so the run's own writes are not mistaken for violations.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError`] when `repo` cannot be resolved (it does not exist) or, for a
+    /// directory that is not a git work tree, a directory in it cannot be listed. A file
+    /// that cannot be read is recorded as unreadable, not an error.
     pub fn capture(repo: &Path, exclude: &[PathBuf]) -> Result<RepoSnapshot, SnapshotError> {
         let err = |source| SnapshotError {
             path: repo.to_path_buf(),

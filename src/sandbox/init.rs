@@ -31,6 +31,12 @@ pub enum InitError {
 
 /// Starts the forwards, runs `program args`, and returns the agent's status: its exit code,
 /// or 128 + the signal that killed it (saturating at 255).
+///
+/// # Errors
+///
+/// `InitError::Forwards` when a forward cannot listen, `InitError::Start` when `program`
+/// cannot be started, `InitError::NoStatus` when it ended with neither an exit code nor a
+/// signal.
 pub fn sandbox_init(forwards: &[Forward], program: &str, args: &[String]) -> Result<u8, InitError> {
     serve_forwards(forwards).map_err(InitError::Forwards)?;
     let status = Command::new(program)

@@ -50,6 +50,10 @@ pub enum Backend {
 impl Backend {
     /// `--backend NAME [--allow-degraded-native]`. The flag never changes which backend
     /// runs: it only lets `native` start.
+    ///
+    /// # Errors
+    ///
+    /// `SandboxError::UnknownBackend` for a `name` other than `native` and `bubblewrap`.
     pub fn from_flags(name: &str, allow_degraded_native: bool) -> Result<Backend, SandboxError> {
         match name {
             "native" => Ok(Backend::Native {
@@ -70,6 +74,16 @@ impl Backend {
 
     /// Wraps `spec` for this backend. Native returns it unchanged (after the consent check);
     /// bubblewrap returns the `bwrap` invocation and starts its bridge.
+    ///
+    /// # Errors
+    ///
+    /// `SandboxError::NativeNotAcknowledged` for native without `allow_degraded_native`.
+    /// Under bubblewrap: `SandboxError::BubblewrapMissing`; `SandboxError::Unusable` when a
+    /// path of the plan (repository, run, its `workspace/` or `output/`, the working
+    /// directory, the binary, an extra or rail-input path) cannot be resolved;
+    /// `SandboxError::RepoInsideRun`; `SandboxError::Program` when the agent program is not
+    /// found or not executable; `SandboxError::HiddenExposed` when a mount would reach a
+    /// hidden path; `SandboxError::Bridge` when the bridge cannot be started.
     pub fn prepare(
         &self,
         spec: &ProcessSpec,
@@ -155,6 +169,13 @@ pub struct ContainedRun {
 /// Records the repository, runs `spec` under `backend`, stops the bridge, and records the
 /// repository again. Refusals (native without consent, bwrap missing, a plan that would
 /// expose a hidden path) happen before anything is spawned.
+///
+/// # Errors
+///
+/// Any error of [`Backend::prepare`], before anything is spawned; `SandboxError::Snapshot`
+/// when the repository cannot be recorded before or after the run; `SandboxError::Runner`
+/// when the runner fails (see [`process::run`]). The process's own failure, timeout or
+/// cancellation is the record's outcome, not an error.
 pub async fn run_contained(
     backend: &Backend,
     spec: &ProcessSpec,
@@ -181,6 +202,11 @@ pub async fn run_contained(
 }
 
 /// [`run_contained`] on a current-thread runtime of its own. Not for use inside a runtime.
+///
+/// # Errors
+///
+/// `SandboxError::Runner` with `RunnerError::Runtime` when the runtime cannot be built, or
+/// any error of [`run_contained`].
 pub fn run_contained_blocking(
     backend: &Backend,
     spec: &ProcessSpec,

@@ -100,6 +100,13 @@ impl std::fmt::Display for RelayOutcome {
 /// Inside the sandbox: sends one rail call to the engine and waits for its reply. When an
 /// argument is `-`, the rail reads its input from stdin, so stdin goes along (bounded: the
 /// whole request must stay under the relay's limit).
+///
+/// # Errors
+///
+/// `InvalidInput` when an argument is `-` and stdin is over the relay's limit,
+/// `InvalidData` when that stdin is not UTF-8; the I/O error connecting to `socket`,
+/// sending the request or reading the reply; and an error when the reply is not a
+/// [`RailReply`].
 pub fn call(socket: &Path, args: &[String], cwd: &Path) -> io::Result<RailReply> {
     let stdin = if args.iter().any(|a| a == "-") {
         let mut buf = Vec::new();
