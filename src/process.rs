@@ -299,6 +299,8 @@ impl Drop for Group {
 
 /// Blocks until `pid` has exited, without reaping it, so its process group id stays ours.
 fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
+    // `pid` came from the child's (unsigned) id, so it always converts.
+    let id = libc::id_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     loop {
         // SAFETY: siginfo_t is plain data for which all-zero is a valid value.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -306,8 +308,8 @@ fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
         let rc = unsafe {
             libc::waitid(
                 libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
+                id,
+                &raw mut info,
                 libc::WEXITED | libc::WNOWAIT,
             )
         };
@@ -351,7 +353,7 @@ fn resolve(spec: &ProcessSpec) -> Result<PathBuf, RunnerError> {
         return Err(not_found(true));
     }
     let mut unusable = None;
-    let dirs = spec.env.get("PATH").map(String::as_str).unwrap_or("");
+    let dirs = spec.env.get("PATH").map_or("", String::as_str);
     for dir in dirs.split(':').filter(|d| !d.is_empty()) {
         let candidate = spec.cwd.join(dir).join(&spec.program);
         match executable(&candidate) {
@@ -530,15 +532,15 @@ pub async fn run(
                 group.kill();
                 drain_until = tokio::time::Instant::now() + DRAIN_GRACE;
             },
-            _ = &mut deadline, if forced.is_none() && !child_exited => {
+            () = &mut deadline, if forced.is_none() && !child_exited => {
                 group.kill();
                 forced = Some(Outcome::TimedOut);
             },
-            _ = cancel.cancelled(), if forced.is_none() && !child_exited => {
+            () = cancel.cancelled(), if forced.is_none() && !child_exited => {
                 group.kill();
                 forced = Some(Outcome::Cancelled);
             },
-            _ = tokio::time::sleep_until(drain_until), if child_exited && streams_open => {
+            () = tokio::time::sleep_until(drain_until), if child_exited && streams_open => {
                 streams_open = false;
             },
         }

@@ -162,10 +162,13 @@ impl ProcessAgent for ClaudeCodeDriver {
                 args.extend(["--mcp-config".into(), config, "--strict-mcp-config".into()]);
                 args.extend(["--tools".into(), CLAUDE_MCP_BUILTIN_TOOLS.into()]);
                 std::iter::once(mcp_wiring::claude_tool_name("*"))
-                    .chain(CLAUDE_MCP_ALLOWED_BUILTINS.iter().map(|s| s.to_string()))
+                    .chain(CLAUDE_MCP_ALLOWED_BUILTINS.iter().map(ToString::to_string))
                     .collect()
             }
-            ClaudeTools::Bash => CLAUDE_ALLOWED_TOOLS.iter().map(|s| s.to_string()).collect(),
+            ClaudeTools::Bash => CLAUDE_ALLOWED_TOOLS
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         };
         // --allowedTools takes several values: it goes last.
         args.push("--allowedTools".into());

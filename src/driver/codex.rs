@@ -57,6 +57,7 @@ pub const TMP_DIR: &str = "workspace/.tmp";
 pub const PROVIDER: &str = "anvil";
 /// OpenAI's published GPT-5 rates when this was written (USD per million tokens: input,
 /// cached input, output); Codex's own default model may be priced otherwise.
+#[allow(clippy::doc_markdown)] // "OpenAI" is the vendor's name, not code to backtick.
 pub const DEFAULT_PRICE: TokenPrice = TokenPrice {
     input: 1.25,
     cached_input: 0.125,

@@ -84,7 +84,7 @@ impl Agent {
         let input = ClaimInput {
             predicate: predicate.into(),
             value,
-            artifact_ids: artifacts.iter().map(|s| s.to_string()).collect(),
+            artifact_ids: artifacts.iter().map(ToString::to_string).collect(),
             confidence,
         };
         Ok(RunHandle::open(&self.run_dir)?.add_claim(input, None)?.id)
@@ -115,7 +115,7 @@ impl Agent {
             .contract
             .writable_fields()
             .first()
-            .map(|s| s.to_string())
+            .map(ToString::to_string)
             .unwrap_or_default();
         let target = self.case.target.key.to_string();
         let doc = json!({
@@ -226,11 +226,11 @@ where
             driver: format!("scripted:{}", self.name),
             started_at,
             ended_at: now(),
-            error: outcome.as_ref().err().map(|e| e.to_string()),
+            error: outcome.as_ref().err().map(ToString::to_string),
         };
         let path = run_dir.join("execution.json");
         crate::fsio::write_json_atomic(&path, &record).map_err(CaseError::io("write", path))?;
-        outcome.map(|_| record)
+        outcome.map(|()| record)
     }
 }
 
@@ -258,7 +258,7 @@ where
                 .ok()
                 .flatten()
                 .and_then(|r| r.get("status").cloned());
-        let failure = record.as_ref().err().map(|e| e.to_string());
+        let failure = record.as_ref().err().map(ToString::to_string);
         Ok(super::investigate::InvestigateReport {
             format: "anvil-investigation",
             format_version: 1,
@@ -273,7 +273,7 @@ where
             failure,
             state: lc.state,
             status,
-            usage: Default::default(),
+            usage: super::usage::Usage::default(),
             attestation: None,
             violation: None,
         })

@@ -190,6 +190,8 @@ impl Usage {
         if self.input_tokens.is_none() && self.output_tokens.is_none() {
             return None;
         }
+        // Token counts stay far below 2^53, where an f64 is still exact.
+        #[allow(clippy::cast_precision_loss)]
         let n = |v: Option<u64>| v.unwrap_or(0) as f64 / 1e6;
         Some(
             (n(self.input_tokens) + n(self.cache_creation_input_tokens)) * price.input

@@ -107,7 +107,7 @@ impl AnvilServer {
     /// Runs one tool call to completion. `None` when no tool has that name.
     pub fn call(&self, name: &str, arguments: Value) -> Option<CallToolResult> {
         let outcome = match router::operation_of(name) {
-            Some(op) => router::query(&self.backend, &self.run, &self.run_id, op, arguments),
+            Some(op) => router::query(&self.backend, &self.run, &self.run_id, op, &arguments),
             None => RailCall::parse(name, arguments)?
                 .map_err(Refusal::from)
                 .and_then(|call| self.backend.call(&self.run, &call)),

@@ -92,7 +92,7 @@ fn parse_status(raw: Option<&str>) -> Result<Option<Status>, CaseError> {
             kind: "unknown_status",
             reason: format!(
                 "`{s}` is not a status; use one of {}",
-                Status::ALL.map(|s| s.as_str()).join(", ")
+                Status::ALL.map(Status::as_str).join(", ")
             ),
         }),
     }
@@ -140,7 +140,7 @@ fn direct(run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
 fn cli_args(run: &Path, rail: &RailCall) -> Result<Vec<String>, Refusal> {
     let run_arg = run.display().to_string();
     let mut args: Vec<String> = vec!["case".into()];
-    let mut push = |xs: &[&str]| args.extend(xs.iter().map(|s| s.to_string()));
+    let mut push = |xs: &[&str]| args.extend(xs.iter().map(ToString::to_string));
     match rail {
         RailCall::AddEvidence(a) => {
             push(&["add-evidence", &run_arg, "--path", &a.path]);

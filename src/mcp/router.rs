@@ -23,7 +23,7 @@ pub fn router_tools() -> Vec<Tool> {
         .map(|op| {
             let schema = match op.arguments_schema {
                 Value::Object(map) => map,
-                _ => Default::default(),
+                _ => serde_json::Map::new(),
             };
             let annotations = ToolAnnotations::new()
                 .read_only(true)
@@ -64,7 +64,7 @@ pub fn query(
     run: &Path,
     run_id: &str,
     operation: &str,
-    arguments: Value,
+    arguments: &Value,
 ) -> Result<Value, Refusal> {
     let request = json!({
         "format": REQUEST_FORMAT,
@@ -97,7 +97,7 @@ pub fn query(
                 "--json",
             ]
             .iter()
-            .map(|s| s.to_string())
+            .map(ToString::to_string)
             .collect();
             relay_json(socket, cwd, &args)
         }

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One containment guarantee, with a stable id (its snake_case serde name).
+/// One containment guarantee, with a stable id (its `snake_case` serde name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Guarantee {

@@ -127,7 +127,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// `name` on the child's `PATH` (relative entries against `cwd`), as execvp would find it.
 fn on_path(name: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Option<PathBuf> {
-    let dirs = env.get("PATH").map(String::as_str).unwrap_or("");
+    let dirs = env.get("PATH").map_or("", String::as_str);
     dirs.split(':')
         .filter(|d| !d.is_empty())
         .map(|d| cwd.join(d).join(name))

@@ -7,6 +7,7 @@
 //! ([`InitError`]); the exit code they get is the CLI's.
 
 use std::io;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,7 +47,6 @@ pub fn sandbox_init(forwards: &[Forward], program: &str, args: &[String]) -> Res
             program: program.to_string(),
             source,
         })?;
-    use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => Ok(u8::try_from(code).unwrap_or(u8::MAX)),
         (None, Some(signal)) => Ok(u8::try_from(128 + signal).unwrap_or(u8::MAX)),

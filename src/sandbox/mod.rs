@@ -141,7 +141,11 @@ impl Prepared {
     /// with its refused connections, and every connection that reached the bridge.
     #[must_use]
     pub fn finish(mut self) -> (Attestation, Vec<ConnectionAttempt>) {
-        let log = self.bridge.as_mut().map(|b| b.stop()).unwrap_or_default();
+        let log = self
+            .bridge
+            .as_mut()
+            .map(bridge::Bridge::stop)
+            .unwrap_or_default();
         self.attestation.refused_connections = log
             .iter()
             .filter(|c| c.decision == Decision::Refused)
