@@ -419,6 +419,47 @@ fn append(path: &Path, line: &LogLine) -> Result<(), RunnerError> {
     crate::fsio::append_line(path, &json).map_err(log_err)
 }
 
+/// Refuses a working directory that is not an existing directory.
+fn check_cwd(cwd: &Path) -> Result<(), RunnerError> {
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(RunnerError::WorkingDir {
+            path: cwd.to_path_buf(),
+            source: io::Error::other("not a directory"),
+        }),
+        Err(source) => Err(RunnerError::WorkingDir {
+            path: cwd.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Starts the program at `path` (resolved from `spec`) in a process group of its own,
+/// with exactly `spec`'s environment, no stdin, and both output streams piped.
+fn spawn(spec: &ProcessSpec, path: &Path) -> Result<tokio::process::Child, RunnerError> {
+    tokio::process::Command::new(path)
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(&spec.env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::PermissionDenied => RunnerError::NotExecutable {
+                program: spec.program.clone(),
+                path: path.to_path_buf(),
+            },
+            _ => RunnerError::Spawn {
+                program: spec.program.clone(),
+                source,
+            },
+        })
+}
+
 /// Runs `spec` to the end: streams every line to `on_line` and the log as it arrives,
 /// enforces the timeout and `cancel`, and returns what happened. Must be called inside a
 /// tokio runtime with IO and time enabled.
@@ -437,46 +478,11 @@ pub async fn run(
     cancel: &CancelHandle,
     mut on_line: impl FnMut(&LogLine) + Send,
 ) -> Result<ExecutionRecord, RunnerError> {
-    match std::fs::metadata(&spec.cwd) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(RunnerError::WorkingDir {
-                path: spec.cwd.clone(),
-                source: io::Error::other("not a directory"),
-            });
-        }
-        Err(source) => {
-            return Err(RunnerError::WorkingDir {
-                path: spec.cwd.clone(),
-                source,
-            });
-        }
-    }
+    check_cwd(&spec.cwd)?;
     let path = resolve(spec)?;
-    let mut command = tokio::process::Command::new(&path);
-    command
-        .args(&spec.args)
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(&spec.env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-
     let started_at = now();
     let clock = Instant::now();
-    let mut child = command.spawn().map_err(|source| match source.kind() {
-        io::ErrorKind::PermissionDenied => RunnerError::NotExecutable {
-            program: spec.program.clone(),
-            path: path.clone(),
-        },
-        _ => RunnerError::Spawn {
-            program: spec.program.clone(),
-            source,
-        },
-    })?;
+    let mut child = spawn(spec, &path)?;
     let Some(pid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
         return Err(RunnerError::Wait {
             program: spec.program.clone(),

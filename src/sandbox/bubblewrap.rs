@@ -264,6 +264,42 @@ pub fn find_bwrap(env: &BTreeMap<String, String>, cwd: &Path) -> Result<PathBuf,
     on_path("bwrap", env, cwd).ok_or(SandboxError::BubblewrapMissing)
 }
 
+/// The agent's environment inside: `env` with the engine's binary first on `PATH`, the
+/// rail relay's socket, and the CONNECT proxy (when an endpoint is one) as `HTTPS_PROXY`.
+fn inside_env(
+    env: &BTreeMap<String, String>,
+    endpoints: &[Endpoint],
+    inside_sockets: &Path,
+) -> BTreeMap<String, String> {
+    let mut env = env.clone();
+    let path = env.get("PATH").cloned().unwrap_or_default();
+    env.insert(
+        "PATH".into(),
+        if path.is_empty() {
+            INSIDE_BIN_DIR.to_string()
+        } else {
+            format!("{INSIDE_BIN_DIR}:{path}")
+        },
+    );
+    env.insert(
+        RAIL_SOCKET_ENV.into(),
+        s(&inside_sockets.join(RAIL_SOCKET_NAME)),
+    );
+    if let Some(proxy) = endpoints
+        .iter()
+        .find(|e| matches!(e, Endpoint::ConnectProxy { .. }))
+    {
+        let url = format!("http://{}", proxy.via());
+        for name in ["HTTPS_PROXY", "https_proxy"] {
+            env.insert(name.into(), url.clone());
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            env.insert(name.into(), "127.0.0.1,localhost,::1".into());
+        }
+    }
+    env
+}
+
 /// Builds the agent's sandbox for `spec` under `plan`, and starts the bridge it talks to.
 pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, SandboxError> {
     let bwrap = find_bwrap(&spec.env, &spec.cwd)?;
@@ -355,40 +391,12 @@ pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, Sa
     args.push(s(&program));
     args.extend(spec.args.iter().cloned());
 
-    let mut env = spec.env.clone();
-    let path = env.get("PATH").cloned().unwrap_or_default();
-    env.insert(
-        "PATH".into(),
-        if path.is_empty() {
-            INSIDE_BIN_DIR.to_string()
-        } else {
-            format!("{INSIDE_BIN_DIR}:{path}")
-        },
-    );
-    env.insert(
-        RAIL_SOCKET_ENV.into(),
-        s(&inside_sockets.join(RAIL_SOCKET_NAME)),
-    );
-    if let Some(proxy) = plan
-        .endpoints
-        .iter()
-        .find(|e| matches!(e, Endpoint::ConnectProxy { .. }))
-    {
-        let url = format!("http://{}", proxy.via());
-        for name in ["HTTPS_PROXY", "https_proxy"] {
-            env.insert(name.into(), url.clone());
-        }
-        for name in ["NO_PROXY", "no_proxy"] {
-            env.insert(name.into(), "127.0.0.1,localhost,::1".into());
-        }
-    }
-
     Ok(Wrapped {
         spec: ProcessSpec {
             program: s(&bwrap),
             args,
             cwd: spec.cwd.clone(),
-            env,
+            env: inside_env(&spec.env, &plan.endpoints, inside_sockets),
             timeout: spec.timeout,
             install_hint: Some(INSTALL_HINT.into()),
             log_path: spec.log_path.clone(),
