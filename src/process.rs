@@ -105,6 +105,7 @@ pub struct ExecutionRecord {
 impl ExecutionRecord {
     /// An actionable explanation when the run did not complete: the exit code or signal,
     /// the timeout or the cancellation, then the last stderr lines. `None` on success.
+    #[must_use]
     pub fn failure_message(&self) -> Option<String> {
         let program = &self.program;
         let head = match self.outcome {
@@ -219,6 +220,7 @@ pub enum RunnerError {
 
 impl RunnerError {
     /// A stable, machine-readable name for this kind of failure.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             RunnerError::NotFound { .. } => "program_not_found",
@@ -245,6 +247,7 @@ impl Default for CancelHandle {
 }
 
 impl CancelHandle {
+    #[must_use]
     pub fn new() -> Self {
         CancelHandle(Arc::new(watch::Sender::new(false)))
     }
@@ -253,6 +256,7 @@ impl CancelHandle {
         self.0.send_replace(true);
     }
 
+    #[must_use]
     pub fn is_cancelled(&self) -> bool {
         *self.0.borrow()
     }
@@ -295,6 +299,8 @@ impl Drop for Group {
 
 /// Blocks until `pid` has exited, without reaping it, so its process group id stays ours.
 fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
+    // `pid` came from the child's (unsigned) id, so it always converts.
+    let id = libc::id_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     loop {
         // SAFETY: siginfo_t is plain data for which all-zero is a valid value.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -302,8 +308,8 @@ fn wait_exited(pid: libc::pid_t) -> io::Result<()> {
         let rc = unsafe {
             libc::waitid(
                 libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
+                id,
+                &raw mut info,
                 libc::WEXITED | libc::WNOWAIT,
             )
         };
@@ -347,7 +353,7 @@ fn resolve(spec: &ProcessSpec) -> Result<PathBuf, RunnerError> {
         return Err(not_found(true));
     }
     let mut unusable = None;
-    let dirs = spec.env.get("PATH").map(String::as_str).unwrap_or("");
+    let dirs = spec.env.get("PATH").map_or("", String::as_str);
     for dir in dirs.split(':').filter(|d| !d.is_empty()) {
         let candidate = spec.cwd.join(dir).join(&spec.program);
         match executable(&candidate) {
@@ -413,32 +419,25 @@ fn append(path: &Path, line: &LogLine) -> Result<(), RunnerError> {
     crate::fsio::append_line(path, &json).map_err(log_err)
 }
 
-/// Runs `spec` to the end: streams every line to `on_line` and the log as it arrives,
-/// enforces the timeout and `cancel`, and returns what happened. Must be called inside a
-/// tokio runtime with IO and time enabled.
-pub async fn run(
-    spec: &ProcessSpec,
-    cancel: &CancelHandle,
-    mut on_line: impl FnMut(&LogLine) + Send,
-) -> Result<ExecutionRecord, RunnerError> {
-    match std::fs::metadata(&spec.cwd) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(RunnerError::WorkingDir {
-                path: spec.cwd.clone(),
-                source: io::Error::other("not a directory"),
-            });
-        }
-        Err(source) => {
-            return Err(RunnerError::WorkingDir {
-                path: spec.cwd.clone(),
-                source,
-            });
-        }
+/// Refuses a working directory that is not an existing directory.
+fn check_cwd(cwd: &Path) -> Result<(), RunnerError> {
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(RunnerError::WorkingDir {
+            path: cwd.to_path_buf(),
+            source: io::Error::other("not a directory"),
+        }),
+        Err(source) => Err(RunnerError::WorkingDir {
+            path: cwd.to_path_buf(),
+            source,
+        }),
     }
-    let path = resolve(spec)?;
-    let mut command = tokio::process::Command::new(&path);
-    command
+}
+
+/// Starts the program at `path` (resolved from `spec`) in a process group of its own,
+/// with exactly `spec`'s environment, no stdin, and both output streams piped.
+fn spawn(spec: &ProcessSpec, path: &Path) -> Result<tokio::process::Child, RunnerError> {
+    tokio::process::Command::new(path)
         .args(&spec.args)
         .current_dir(&spec.cwd)
         .env_clear()
@@ -447,20 +446,43 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true);
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::PermissionDenied => RunnerError::NotExecutable {
+                program: spec.program.clone(),
+                path: path.to_path_buf(),
+            },
+            _ => RunnerError::Spawn {
+                program: spec.program.clone(),
+                source,
+            },
+        })
+}
 
+/// Runs `spec` to the end: streams every line to `on_line` and the log as it arrives,
+/// enforces the timeout and `cancel`, and returns what happened. Must be called inside a
+/// tokio runtime with IO and time enabled.
+///
+/// # Errors
+///
+/// `RunnerError::WorkingDir` when `spec.cwd` is not a usable directory;
+/// `RunnerError::NotFound` or `RunnerError::NotExecutable` when the program cannot be
+/// resolved on the child's `PATH` or run; `RunnerError::Spawn` when it cannot be started;
+/// `RunnerError::Output` when reading its output fails; `RunnerError::Log` when a line
+/// cannot be appended to `spec.log_path`; `RunnerError::Wait` when the child cannot be
+/// waited for. A non-zero exit, a signal, the timeout or a cancellation is not an error: it
+/// is the record's `outcome`.
+pub async fn run(
+    spec: &ProcessSpec,
+    cancel: &CancelHandle,
+    mut on_line: impl FnMut(&LogLine) + Send,
+) -> Result<ExecutionRecord, RunnerError> {
+    check_cwd(&spec.cwd)?;
+    let path = resolve(spec)?;
     let started_at = now();
     let clock = Instant::now();
-    let mut child = command.spawn().map_err(|source| match source.kind() {
-        io::ErrorKind::PermissionDenied => RunnerError::NotExecutable {
-            program: spec.program.clone(),
-            path: path.clone(),
-        },
-        _ => RunnerError::Spawn {
-            program: spec.program.clone(),
-            source,
-        },
-    })?;
+    let mut child = spawn(spec, &path)?;
     let Some(pid) = child.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
         return Err(RunnerError::Wait {
             program: spec.program.clone(),
@@ -516,15 +538,15 @@ pub async fn run(
                 group.kill();
                 drain_until = tokio::time::Instant::now() + DRAIN_GRACE;
             },
-            _ = &mut deadline, if forced.is_none() && !child_exited => {
+            () = &mut deadline, if forced.is_none() && !child_exited => {
                 group.kill();
                 forced = Some(Outcome::TimedOut);
             },
-            _ = cancel.cancelled(), if forced.is_none() && !child_exited => {
+            () = cancel.cancelled(), if forced.is_none() && !child_exited => {
                 group.kill();
                 forced = Some(Outcome::Cancelled);
             },
-            _ = tokio::time::sleep_until(drain_until), if child_exited && streams_open => {
+            () = tokio::time::sleep_until(drain_until), if child_exited && streams_open => {
                 streams_open = false;
             },
         }
@@ -564,6 +586,10 @@ pub async fn run(
 
 /// Blocking convenience wrapper: builds a current-thread runtime and drives [`run`] on it.
 /// Must not be called from inside a tokio runtime.
+///
+/// # Errors
+///
+/// `RunnerError::Runtime` when the runtime cannot be built, or any error of [`run`].
 pub fn run_blocking(
     spec: &ProcessSpec,
     cancel: &CancelHandle,

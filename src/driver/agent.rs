@@ -21,6 +21,16 @@ use crate::process::CancelHandle;
 /// agent and return what happened.
 pub trait AgentDriver {
     fn name(&self) -> String;
+
+    /// Drives the agent on the run at `run_dir` under `policy`, reporting each line of its
+    /// output to `progress`, until it ends or `cancel` fires.
+    ///
+    /// # Errors
+    ///
+    /// An [`InvestigateError`] when the run cannot be investigated or its record cannot be
+    /// written: it does not open or is not open, or the backend refuses or fails (see
+    /// [`investigate`]). How the agent itself ended (failed, timed out, cancelled) is the
+    /// report's, not an error.
     fn drive(
         &self,
         run_dir: &Path,
@@ -152,10 +162,13 @@ impl ProcessAgent for ClaudeCodeDriver {
                 args.extend(["--mcp-config".into(), config, "--strict-mcp-config".into()]);
                 args.extend(["--tools".into(), CLAUDE_MCP_BUILTIN_TOOLS.into()]);
                 std::iter::once(mcp_wiring::claude_tool_name("*"))
-                    .chain(CLAUDE_MCP_ALLOWED_BUILTINS.iter().map(|s| s.to_string()))
+                    .chain(CLAUDE_MCP_ALLOWED_BUILTINS.iter().map(ToString::to_string))
                     .collect()
             }
-            ClaudeTools::Bash => CLAUDE_ALLOWED_TOOLS.iter().map(|s| s.to_string()).collect(),
+            ClaudeTools::Bash => CLAUDE_ALLOWED_TOOLS
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         };
         // --allowedTools takes several values: it goes last.
         args.push("--allowedTools".into());

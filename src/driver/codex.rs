@@ -57,6 +57,7 @@ pub const TMP_DIR: &str = "workspace/.tmp";
 pub const PROVIDER: &str = "anvil";
 /// OpenAI's published GPT-5 rates when this was written (USD per million tokens: input,
 /// cached input, output); Codex's own default model may be priced otherwise.
+#[allow(clippy::doc_markdown)] // "OpenAI" is the vendor's name, not code to backtick.
 pub const DEFAULT_PRICE: TokenPrice = TokenPrice {
     input: 1.25,
     cached_input: 0.125,
@@ -75,6 +76,7 @@ fn toml_str(s: &str) -> String {
 }
 
 /// `base_url` of the provider: the URL as given, with `/v1` when it has no path.
+#[must_use]
 pub fn provider_base_url(url: &str) -> String {
     let url = url.trim_end_matches('/');
     let path = url
@@ -99,6 +101,7 @@ fn ambient<'a>(policy: &'a ExecutionPolicy, name: &str) -> Option<&'a str> {
 
 impl CodexDriver {
     /// The price of its tokens under `policy`.
+    #[must_use]
     pub fn price(policy: &ExecutionPolicy) -> TokenPrice {
         match ambient(policy, PRICE_ENV) {
             Some(text) => TokenPrice::parse(text).unwrap_or_else(|| {

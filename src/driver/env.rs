@@ -30,6 +30,7 @@ pub fn allowlisted_env(
 }
 
 /// Whether `name` is named by one of the `allow` patterns.
+#[must_use]
 pub fn is_allowed(name: &str, allow: &[&str]) -> bool {
     allow.iter().any(|pattern| match pattern.strip_suffix('*') {
         Some(prefix) => !prefix.is_empty() && name.starts_with(prefix),
@@ -39,6 +40,7 @@ pub fn is_allowed(name: &str, allow: &[&str]) -> bool {
 
 /// The engine's own environment, as UTF-8 pairs. A variable whose name or value is not
 /// UTF-8 is skipped rather than mangled (and, unlike `std::env::vars`, never panics).
+#[must_use]
 pub fn ambient() -> Vec<(String, String)> {
     std::env::vars_os()
         .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
@@ -48,6 +50,7 @@ pub fn ambient() -> Vec<(String, String)> {
 /// Overrides that give the agent a home of its own under `home`: `HOME` and the XDG base
 /// directories, so configuration and caches it writes stay inside the run. `None` when
 /// `home` is not UTF-8 (a mangled path would silently point somewhere else).
+#[must_use]
 pub fn home_overrides(home: &Path) -> Option<BTreeMap<String, String>> {
     let home = home.to_str()?;
     let mut env = BTreeMap::new();

@@ -6,7 +6,7 @@
 //! before/after) whatever the agent's own result says.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -92,6 +92,7 @@ pub enum InvestigateError {
 }
 
 impl InvestigateError {
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             InvestigateError::Case(e) => e.kind(),
@@ -122,7 +123,58 @@ fn model_endpoint(
     Ok((endpoint, set))
 }
 
+/// Writes the files the agent's command needs (`name` relative to the run directory).
+fn write_files(run_dir: &Path, files: &[(PathBuf, String)]) -> Result<(), CaseError> {
+    for (name, text) in files {
+        let path = run_dir.join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(CaseError::io("create", dir))?;
+        }
+        crate::fsio::write_atomic(&path, text.as_bytes()).map_err(CaseError::io("write", path))?;
+    }
+    Ok(())
+}
+
+/// The agent's `PATH`: the engine's own directory first, then the ambient `PATH`.
+fn agent_path(policy: &ExecutionPolicy) -> String {
+    let engine_dir = policy
+        .engine
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let ambient_path = policy
+        .ambient
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    format!("{}:{ambient_path}", engine_dir.display())
+}
+
+/// When nothing was named hidden, no label was kept out: never attest that one was.
+fn unattest_labels(att: &mut Attestation) {
+    if att.enforced.contains(&Guarantee::LabelsUnreachable) {
+        att.enforced.retain(|g| *g != Guarantee::LabelsUnreachable);
+        att.unenforced.push(Guarantee::LabelsUnreachable);
+        att.notes.push(
+            "labels_unreachable: no path was named hidden (--hide), so nothing was kept out".into(),
+        );
+    }
+}
+
 /// Runs `agent` on the run at `run_dir` under `policy`.
+///
+/// # Errors
+///
+/// `InvestigateError::Case` when `run_dir` cannot be resolved or opened as a run or its
+/// lifecycle cannot be read, or when the agent's home, the files its command needs or
+/// `execution.json` cannot be written; `InvestigateError::NotOpen` when the run is past
+/// `open`; `InvestigateError::RunPathNotUtf8` when the run path is not UTF-8;
+/// `InvestigateError::Endpoint` when, under bubblewrap, the model's base URL cannot be
+/// bridged into the sandbox; `InvestigateError::Sandbox` when the backend refuses before
+/// anything is spawned (see `SandboxError`), a repository snapshot fails or the runner
+/// fails. An agent that exits non-zero, times out or is cancelled is not an error: that is
+/// the report's `outcome`.
 pub fn investigate(
     run_dir: &Path,
     agent: &dyn ProcessAgent,
@@ -143,29 +195,9 @@ pub fn investigate(
     let command = agent.command(run, policy);
     let home = run_dir.join("workspace").join(".home");
     std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
-    for (name, text) in &command.files {
-        let path = run_dir.join(name);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(CaseError::io("create", dir))?;
-        }
-        crate::fsio::write_atomic(&path, text.as_bytes()).map_err(CaseError::io("write", path))?;
-    }
+    write_files(run_dir, &command.files)?;
     let mut set = home_overrides(&home).ok_or(InvestigateError::RunPathNotUtf8)?;
-    let engine_dir = policy
-        .engine
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let ambient_path = policy
-        .ambient
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default();
-    set.insert(
-        "PATH".into(),
-        format!("{}:{ambient_path}", engine_dir.display()),
-    );
+    set.insert("PATH".into(), agent_path(policy));
     set.extend(command.set.clone());
     let mut allow: Vec<&str> = BASE_ALLOW.to_vec();
     allow.extend(command.allow.iter().map(String::as_str));
@@ -201,16 +233,7 @@ pub fn investigate(
     })?;
     let mut contained = contained;
     if policy.hidden.is_empty() {
-        // Nothing was named hidden, so no label was kept out: never attest it.
-        let att = &mut contained.attestation;
-        if att.enforced.contains(&Guarantee::LabelsUnreachable) {
-            att.enforced.retain(|g| *g != Guarantee::LabelsUnreachable);
-            att.unenforced.push(Guarantee::LabelsUnreachable);
-            att.notes.push(
-                "labels_unreachable: no path was named hidden (--hide), so nothing was kept out"
-                    .into(),
-            );
-        }
+        unattest_labels(&mut contained.attestation);
     }
     let backend = serde_json::to_value(policy.backend.kind())
         .ok()

@@ -96,6 +96,7 @@ pub struct Server {
 
 /// The server serving `run` for an agent driven under `policy`: inside a bubblewrap
 /// sandbox the engine's mount, reaching the rails through the relay's socket.
+#[must_use]
 pub fn server(run: &Run, policy: &ExecutionPolicy) -> Server {
     // Bubblewrap mounts the run at its real path; natively any absolute path will do.
     let run_dir: PathBuf = std::fs::canonicalize(&run.dir)
@@ -127,6 +128,7 @@ pub fn server(run: &Run, policy: &ExecutionPolicy) -> Server {
 }
 
 /// The `--mcp-config` document for a run driven under `policy`.
+#[must_use]
 pub fn mcp_config(run: &Run, policy: &ExecutionPolicy) -> String {
     let s = server(run, policy);
     let env: serde_json::Map<String, serde_json::Value> =

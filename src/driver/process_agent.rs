@@ -103,6 +103,7 @@ impl Accounting {
     }
 
     /// The transcript events one output line carries, where the format is known.
+    #[must_use]
     pub fn events(self, line: &str) -> Vec<Event> {
         match self {
             Accounting::ClaudeStreamJson => transcript::claude_events(line),
@@ -123,6 +124,7 @@ pub enum ClaudeTools {
 }
 
 /// The brief the agent is given: CASE.md of the run, verbatim.
+#[must_use]
 pub fn brief(run: &Run) -> String {
     std::fs::read_to_string(run.dir.join(crate::case::views::CASE_MD)).unwrap_or_default()
 }

@@ -24,6 +24,16 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// The `add-evidence` rail: freezes `path` (the whole file, or the inclusive `lines`) of
+    /// the repository as an artifact and returns its id.
+    ///
+    /// # Errors
+    ///
+    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
+    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// or is not open (`CaseError::Transition`); the coordinate is refused
+    /// (`CaseError::Evidence`: outside the repository or the inspect scopes, missing,
+    /// binary, not UTF-8, an invalid range…); or `CaseError::Io` writing the run.
     pub fn add_evidence(&self, path: &str, lines: Option<(u32, u32)>) -> Result<String, CaseError> {
         let req = EvidenceRequest {
             path: path.into(),
@@ -33,6 +43,15 @@ impl Agent {
         Ok(RunHandle::open(&self.run_dir)?.add_evidence(&req, None)?.id)
     }
 
+    /// The `add-external-evidence` rail: records `excerpt` from `source` at `uri` as an
+    /// unverified artifact and returns its id.
+    ///
+    /// # Errors
+    ///
+    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
+    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// or is not open (`CaseError::Transition`); the excerpt is refused; or `CaseError::Io`
+    /// writing the run.
     pub fn add_external(
         &self,
         source: &str,
@@ -44,6 +63,17 @@ impl Agent {
             .id)
     }
 
+    /// The `add-claim` rail: asserts `predicate` = `value` over the artifacts with the ids
+    /// `artifacts`, and returns the claim's id.
+    ///
+    /// # Errors
+    ///
+    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
+    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// or is not open (`CaseError::Transition`); the claim is refused
+    /// (`CaseError::Document`: a predicate outside the skill's vocabulary, a value it does
+    /// not admit, an artifact id that is not recorded, a confidence outside 0 to 1); or
+    /// `CaseError::Io` writing the run.
     pub fn add_claim(
         &self,
         predicate: &str,
@@ -54,18 +84,30 @@ impl Agent {
         let input = ClaimInput {
             predicate: predicate.into(),
             value,
-            artifact_ids: artifacts.iter().map(|s| s.to_string()).collect(),
+            artifact_ids: artifacts.iter().map(ToString::to_string).collect(),
             confidence,
         };
         Ok(RunHandle::open(&self.run_dir)?.add_claim(input, None)?.id)
     }
 
+    /// The `freeze-research` rail: freezes evidence.json and claims.json and runs stage 1.
+    ///
+    /// # Errors
+    ///
+    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
+    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// or is not open (`CaseError::Transition`); an artifact no longer matches the
+    /// repository or a document is malformed; or `CaseError::Io` writing the run.
     pub fn freeze_research(&self) -> Result<ResearchRecord, CaseError> {
         RunHandle::open(&self.run_dir)?.freeze_research(None)
     }
 
     /// Writes `output/proposal.json` setting the skill's (first) writable field to `value`,
     /// bound to this case, grounded by `claims`.
+    ///
+    /// # Errors
+    ///
+    /// Any error of [`Agent::write_output`].
     pub fn propose(&self, value: Value, claims: &[&str], rationale: &str) -> Result<(), CaseError> {
         let field = self
             .case
@@ -73,7 +115,7 @@ impl Agent {
             .contract
             .writable_fields()
             .first()
-            .map(|s| s.to_string())
+            .map(ToString::to_string)
             .unwrap_or_default();
         let target = self.case.target.key.to_string();
         let doc = json!({
@@ -90,15 +132,40 @@ impl Agent {
     }
 
     /// Writes a file into output/ directly, as an agent without the rails would.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when `output/<name>` cannot be written (for instance when the run
+    /// has no `output/` directory).
     pub fn write_output(&self, name: &str, bytes: &[u8]) -> Result<(), CaseError> {
         let path = self.run_dir.join("output").join(name);
         crate::fsio::write_atomic(&path, bytes).map_err(CaseError::io("write", path))
     }
 
+    /// The `validate` rail: freezes the proposal and records the verdict. A proposal that
+    /// fails the checks is a record with a failing verdict, not an error.
+    ///
+    /// # Errors
+    ///
+    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
+    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// or its research is not frozen (`CaseError::Transition`); `output/proposal.json` is
+    /// missing (`CaseError::Rail` of kind `missing_output`) or malformed
+    /// (`CaseError::Document`); or `CaseError::Io` reading or writing the run.
     pub fn validate(&self) -> Result<ValidationRecord, CaseError> {
         RunHandle::open(&self.run_dir)?.validate(None, false)
     }
 
+    /// The `finalize` rail: `status` (by default `proposal_generated` after a passing
+    /// validation), with `reason`.
+    ///
+    /// # Errors
+    ///
+    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
+    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// or cannot move to finalized (`CaseError::Transition`); no status is named and no
+    /// passing validation is recorded, or `proposal_generated` is named without one
+    /// (`CaseError::Rail`); or `CaseError::Io` reading or writing the run.
     pub fn finalize(
         &self,
         status: Option<Status>,
@@ -139,6 +206,12 @@ where
 
     /// Runs the script against the run at `run_dir` and records an execution log. A script
     /// error is recorded and returned.
+    ///
+    /// # Errors
+    ///
+    /// The run at `run_dir` does not open (`CaseError::NotARun`, `CaseError::Corrupt`,
+    /// `CaseError::Io`), `execution.json` cannot be written (`CaseError::Io`), or the
+    /// script itself fails: its error is returned after being recorded.
     pub fn run(&self, run_dir: &Path) -> Result<ScriptedExecution, CaseError> {
         let run = RunHandle::open(run_dir)?.into_run();
         let agent = Agent {
@@ -153,11 +226,11 @@ where
             driver: format!("scripted:{}", self.name),
             started_at,
             ended_at: now(),
-            error: outcome.as_ref().err().map(|e| e.to_string()),
+            error: outcome.as_ref().err().map(ToString::to_string),
         };
         let path = run_dir.join("execution.json");
         crate::fsio::write_json_atomic(&path, &record).map_err(CaseError::io("write", path))?;
-        outcome.map(|_| record)
+        outcome.map(|()| record)
     }
 }
 
@@ -185,7 +258,7 @@ where
                 .ok()
                 .flatten()
                 .and_then(|r| r.get("status").cloned());
-        let failure = record.as_ref().err().map(|e| e.to_string());
+        let failure = record.as_ref().err().map(ToString::to_string);
         Ok(super::investigate::InvestigateReport {
             format: "anvil-investigation",
             format_version: 1,
@@ -200,7 +273,7 @@ where
             failure,
             state: lc.state,
             status,
-            usage: Default::default(),
+            usage: super::usage::Usage::default(),
             attestation: None,
             violation: None,
         })
@@ -266,6 +339,12 @@ impl ScriptDoc {
     /// Reads and checks a script file: a regular file of at most
     /// [`Limit::DocBytes`](crate::limits::Limit::DocBytes), strict (unknown fields are
     /// refused with their path).
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when the file cannot be read: missing, not a regular file (a symlink
+    /// is not followed), over the cap in force or the cap's override invalid; otherwise any
+    /// error of [`ScriptDoc::parse`].
     pub fn load(path: &Path) -> Result<ScriptDoc, CaseError> {
         let bytes = crate::limits::read_capped(path, crate::limits::Limit::DocBytes)
             .map_err(|e| CaseError::io("read", path)(e.into()))?;
@@ -273,6 +352,12 @@ impl ScriptDoc {
     }
 
     /// Checks the bytes of a script; `path` names it in errors.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Corrupt` naming `path` and the JSON path of the fault: the bytes are not
+    /// JSON, a field is unknown, missing or of the wrong type, or the document is not
+    /// `anvil-script` version 1.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<ScriptDoc, CaseError> {
         let corrupt = |e: crate::json_path::PathError| CaseError::Corrupt {
             file: path.to_path_buf(),
@@ -295,6 +380,12 @@ impl ScriptDoc {
     }
 
     /// Runs the steps through `agent`, resolving `@N` references.
+    ///
+    /// # Errors
+    ///
+    /// The first step that fails stops the script with that rail's error; an `@N` that
+    /// names no earlier step that produced an id is `CaseError::Rail` of kind
+    /// `bad_reference`.
     pub fn play(&self, agent: &Agent) -> Result<(), CaseError> {
         let mut produced: Vec<Option<String>> = Vec::new();
         let resolve = |ids: &[String],

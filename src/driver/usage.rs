@@ -42,6 +42,7 @@ pub struct TokenPrice {
 
 impl TokenPrice {
     /// `INPUT,CACHED,OUTPUT` (USD per million tokens), each finite and non-negative.
+    #[must_use]
     pub fn parse(text: &str) -> Option<TokenPrice> {
         let parts: Vec<f64> = text
             .split(',')
@@ -184,10 +185,13 @@ impl Usage {
     }
 
     /// What the tokens counted so far cost at `price` (`None` before any was counted).
+    #[must_use]
     pub fn cost(&self, price: &TokenPrice) -> Option<f64> {
         if self.input_tokens.is_none() && self.output_tokens.is_none() {
             return None;
         }
+        // Token counts stay far below 2^53, where an f64 is still exact.
+        #[allow(clippy::cast_precision_loss)]
         let n = |v: Option<u64>| v.unwrap_or(0) as f64 / 1e6;
         Some(
             (n(self.input_tokens) + n(self.cache_creation_input_tokens)) * price.input
@@ -196,6 +200,7 @@ impl Usage {
         )
     }
 
+    #[must_use]
     pub fn total_tokens(&self) -> Option<u64> {
         match (self.input_tokens, self.output_tokens) {
             (None, None) => None,

@@ -85,8 +85,8 @@ pub struct ValidateArgs {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FinalizeArgs {
-    /// proposal_generated, supported, conflicted, insufficient_evidence or
-    /// blocked_by_missing_source. Default: proposal_generated after a passing validation.
+    /// `proposal_generated`, `supported`, `conflicted`, `insufficient_evidence` or
+    /// `blocked_by_missing_source`. Default: `proposal_generated` after a passing validation.
     #[serde(default)]
     pub status: Option<String>,
     /// Why (recorded in result.json).
@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn an_excerpt_over_its_cap_is_refused_at_excerpt() {
-        let cap = crate::limits::Limit::ExcerptBytes.default_value() as usize;
+        let cap = usize::try_from(crate::limits::Limit::ExcerptBytes.default_value()).unwrap();
         let call = |excerpt: String| {
             RailCall::parse(
                 "add_external_evidence",

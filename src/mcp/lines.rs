@@ -24,6 +24,7 @@ pub enum Line {
 }
 
 /// Classifies the bytes of one line (without its newline).
+#[must_use]
 pub fn classify(bytes: &[u8]) -> Line {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Line::NotJson;
@@ -38,6 +39,7 @@ pub fn classify(bytes: &[u8]) -> Line {
 }
 
 /// The JSON-RPC error answering a line that cannot be passed on (`None` for the rest).
+#[must_use]
 pub fn refusal(line: &Line, cap: u64) -> Option<Value> {
     let (code, message) = match line {
         Line::NotJson => (-32700, "Parse error: the line is not JSON".to_string()),
@@ -55,6 +57,11 @@ pub fn refusal(line: &Line, cap: u64) -> Option<Value> {
 
 /// Reads the next line of at most `cap` bytes; `None` at end of input. An over-long line is
 /// consumed to its newline without being kept.
+///
+/// # Errors
+///
+/// The I/O error reading from `reader`. A line that is over the cap, not UTF-8 or not JSON
+/// is not an error: it comes back classified.
 pub async fn next_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     cap: u64,

@@ -50,6 +50,7 @@ pub enum McpError {
 }
 
 impl McpError {
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             McpError::Case(e) => e.kind(),
@@ -69,6 +70,12 @@ pub struct AnvilServer {
 
 impl AnvilServer {
     /// A server over the run at `run` (which must load), calling the rails through `backend`.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when a relative `run` cannot be made absolute (the working directory
+    /// is unreadable), or any error opening the run (`CaseError::NotARun`,
+    /// `CaseError::Corrupt`, `CaseError::Io`).
     pub fn new(run: &Path, backend: RailBackend) -> Result<AnvilServer, CaseError> {
         let run = std::path::absolute(run).map_err(CaseError::io("resolve", run))?;
         let run_id = crate::case::RunHandle::open(&run)?
@@ -84,6 +91,7 @@ impl AnvilServer {
     }
 
     /// Every tool this server offers.
+    #[must_use]
     pub fn tools(&self) -> Vec<Tool> {
         let rails = RAIL_TOOLS.iter().map(|t| {
             let annotations = ToolAnnotations::new()
@@ -99,7 +107,7 @@ impl AnvilServer {
     /// Runs one tool call to completion. `None` when no tool has that name.
     pub fn call(&self, name: &str, arguments: Value) -> Option<CallToolResult> {
         let outcome = match router::operation_of(name) {
-            Some(op) => router::query(&self.backend, &self.run, &self.run_id, op, arguments),
+            Some(op) => router::query(&self.backend, &self.run, &self.run_id, op, &arguments),
             None => RailCall::parse(name, arguments)?
                 .map_err(Refusal::from)
                 .and_then(|call| self.backend.call(&self.run, &call)),
@@ -178,6 +186,13 @@ impl ServerHandler for AnvilServer {
 /// [`Limit::McpLineBytes`] an invalid-request error naming the cap (see [`lines`]), and the
 /// server keeps serving, instead of dropping it silently. One task owns stdout and writes whole lines,
 /// so a parse error never interleaves with a response.
+///
+/// # Errors
+///
+/// `McpError::Limit` when `ANVIL_MAX_MCP_LINE_BYTES` is set but not a valid cap;
+/// `McpError::Case` when the run does not load; `McpError::Start` when the runtime cannot
+/// be built, the protocol handshake fails or the serving task ends in error. What a client
+/// sends never ends the session with an error.
 pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

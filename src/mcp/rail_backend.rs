@@ -45,6 +45,7 @@ pub enum RailBackend {
 
 impl RailBackend {
     /// The relay when this process runs inside a sandbox with one, else direct.
+    #[must_use]
     pub fn from_env() -> RailBackend {
         match std::env::var_os(RAIL_SOCKET_ENV) {
             Some(socket) if !socket.is_empty() => RailBackend::Relay {
@@ -56,6 +57,17 @@ impl RailBackend {
     }
 
     /// Runs one rail call on the run at `run` and returns its result as JSON.
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] carrying the stable kind. Direct: the run does not open, or the rail
+    /// refuses (its `CaseError::kind()`: wrong state, stale run, tamper, a refused artifact
+    /// or claim…); a finalize status that is not one is `unknown_status`; `internal` if the
+    /// result does not render as JSON. Relayed: `rejected_document` for a line range given
+    /// by one end only, `io` when a file for the relay cannot be written under
+    /// `workspace/.mcp/`, `relay_unreachable` when the socket cannot be reached, the relayed
+    /// CLI's own error kind, or `relay_failed` when the relayed rail answers no JSON or
+    /// fails without an error document (a failing validation's record is a result).
     pub fn call(&self, run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
         match self {
             RailBackend::Direct => direct(run, rail),
@@ -80,7 +92,7 @@ fn parse_status(raw: Option<&str>) -> Result<Option<Status>, CaseError> {
             kind: "unknown_status",
             reason: format!(
                 "`{s}` is not a status; use one of {}",
-                Status::ALL.map(|s| s.as_str()).join(", ")
+                Status::ALL.map(Status::as_str).join(", ")
             ),
         }),
     }
@@ -128,7 +140,7 @@ fn direct(run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
 fn cli_args(run: &Path, rail: &RailCall) -> Result<Vec<String>, Refusal> {
     let run_arg = run.display().to_string();
     let mut args: Vec<String> = vec!["case".into()];
-    let mut push = |xs: &[&str]| args.extend(xs.iter().map(|s| s.to_string()));
+    let mut push = |xs: &[&str]| args.extend(xs.iter().map(ToString::to_string));
     match rail {
         RailCall::AddEvidence(a) => {
             push(&["add-evidence", &run_arg, "--path", &a.path]);

@@ -16,13 +16,14 @@ use crate::driver::mcp_wiring::router_tool_name;
 use crate::tools::{self, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
 
 /// The router's operations as tools.
+#[must_use]
 pub fn router_tools() -> Vec<Tool> {
     tools::operations()
         .into_iter()
         .map(|op| {
             let schema = match op.arguments_schema {
                 Value::Object(map) => map,
-                _ => Default::default(),
+                _ => serde_json::Map::new(),
             };
             let annotations = ToolAnnotations::new()
                 .read_only(true)
@@ -40,6 +41,7 @@ pub fn router_tools() -> Vec<Tool> {
 }
 
 /// The operation a tool name stands for, if any.
+#[must_use]
 pub fn operation_of(tool: &str) -> Option<&'static str> {
     tools::OPERATIONS
         .iter()
@@ -48,12 +50,21 @@ pub fn operation_of(tool: &str) -> Option<&'static str> {
 }
 
 /// Answers one operation as a one-request batch for the run `run_id` at `run`.
+///
+/// # Errors
+///
+/// A [`Refusal`] carrying the stable kind: the router's own error kind when the batch is
+/// refused (`invalid_arguments`, `limit_exceeded`, `run_not_queryable`, a source that
+/// cannot be read…), `internal` when the result does not render. Relayed: `io` when the
+/// request file cannot be written under `workspace/.mcp/`, `relay_unreachable`, the
+/// relayed CLI's error kind, or `relay_failed` when it answered no JSON or failed without
+/// an error document.
 pub fn query(
     backend: &RailBackend,
     run: &Path,
     run_id: &str,
     operation: &str,
-    arguments: Value,
+    arguments: &Value,
 ) -> Result<Value, Refusal> {
     let request = json!({
         "format": REQUEST_FORMAT,
@@ -86,7 +97,7 @@ pub fn query(
                 "--json",
             ]
             .iter()
-            .map(|s| s.to_string())
+            .map(ToString::to_string)
             .collect();
             relay_json(socket, cwd, &args)
         }

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One containment guarantee, with a stable id (its snake_case serde name).
+/// One containment guarantee, with a stable id (its `snake_case` serde name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Guarantee {
@@ -46,6 +46,7 @@ impl Guarantee {
     ];
 
     /// The stable id, as written in execution.json.
+    #[must_use]
     pub fn id(self) -> &'static str {
         match self {
             Guarantee::RepositoryReadOnly => "repository_read_only",
@@ -121,6 +122,7 @@ const SANDBOX_ONLY: [Guarantee; 6] = [
 
 impl Attestation {
     /// What `backend` enforces, before any connection was made.
+    #[must_use]
     pub fn for_backend(backend: BackendKind) -> Attestation {
         let (enforced, unenforced, notes) = match backend {
             BackendKind::Native => (
@@ -162,6 +164,7 @@ impl Attestation {
     }
 
     /// Whether `guarantee` was enforced.
+    #[must_use]
     pub fn enforces(&self, guarantee: Guarantee) -> bool {
         self.enforced.contains(&guarantee)
     }

@@ -49,6 +49,7 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    #[must_use]
     pub fn listen_port(&self) -> u16 {
         match self {
             Endpoint::Forward { listen_port, .. } | Endpoint::ConnectProxy { listen_port, .. } => {
@@ -58,6 +59,7 @@ impl Endpoint {
     }
 
     /// The in-sandbox address the agent connects to.
+    #[must_use]
     pub fn via(&self) -> String {
         format!("127.0.0.1:{}", self.listen_port())
     }
@@ -65,6 +67,13 @@ impl Endpoint {
     /// The endpoint that lets an agent inside reach the model at `base_url` unchanged:
     /// a loopback `http://` URL is forwarded on the same port; an `https://` URL goes through
     /// a CONNECT proxy on `proxy_port` that admits only its host and port.
+    ///
+    /// # Errors
+    ///
+    /// `EndpointError::NotAUrl` without a `://`; `EndpointError::Scheme` for a scheme other
+    /// than http and https; `EndpointError::NoHostPort` when the authority has no host or
+    /// an unusable port; `EndpointError::PlainHttpOffLoopback` for an `http://` URL
+    /// whose host is not loopback.
     pub fn for_base_url(base_url: &str, proxy_port: u16) -> Result<Endpoint, EndpointError> {
         let (scheme, rest) = base_url
             .split_once("://")
@@ -214,6 +223,11 @@ impl Bridge {
     /// Creates `dir` (which must not exist) and starts serving one socket per endpoint.
     /// The directory is the owner's alone (0700) whatever the umask: a co-tenant on the
     /// machine cannot reach the model endpoint or the rail relay through its sockets.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error creating `dir` (it already exists, or its parent does not) or binding
+    /// an endpoint's socket in it.
     pub fn start(dir: &Path, endpoints: &[Endpoint]) -> io::Result<Bridge> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new().mode(0o700).create(dir)?;
@@ -241,6 +255,11 @@ impl Bridge {
 
     /// Serves another socket `name` in the bridge directory: each connection is handed to
     /// `handler` on a thread of its own, until the bridge stops.
+    ///
+    /// # Errors
+    ///
+    /// The I/O error binding the socket: a file already named `name` in the directory, or a
+    /// path too long for a Unix socket.
     pub fn add_service(
         &mut self,
         name: &str,
@@ -265,16 +284,19 @@ impl Bridge {
     }
 
     /// The directory holding the sockets (bound into the sandbox).
+    #[must_use]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The socket file name serving `endpoints[index]`.
+    #[must_use]
     pub fn socket_name(index: usize) -> String {
         format!("endpoint-{index}.sock")
     }
 
     /// Every connection that reached the bridge so far.
+    #[must_use]
     pub fn log(&self) -> Vec<ConnectionAttempt> {
         self.shared
             .log
@@ -461,6 +483,11 @@ impl std::str::FromStr for Forward {
 
 /// Inside the sandbox: binds every forward's listener (so they accept before the agent
 /// starts) and relays each connection to its socket on a thread of its own.
+///
+/// # Errors
+///
+/// The I/O error binding a forward's listen address (in use, or not an address), its
+/// message naming the address. Forwards bound before it keep serving.
 pub fn serve_forwards(forwards: &[Forward]) -> io::Result<()> {
     for forward in forwards {
         let listener = TcpListener::bind(&forward.listen).map_err(|e| {

@@ -80,6 +80,11 @@ pub struct SandboxPlan {
 
 impl SandboxPlan {
     /// The plan for an opened run: repository and AIR from its case.json, no endpoints.
+    ///
+    /// # Errors
+    ///
+    /// Any error opening the run at `run_dir` (`CaseError::NotARun`, `CaseError::Corrupt`,
+    /// `CaseError::Io`).
     pub fn for_run(
         run_dir: &Path,
         anvil_bench: &Path,
@@ -122,7 +127,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// `name` on the child's `PATH` (relative entries against `cwd`), as execvp would find it.
 fn on_path(name: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Option<PathBuf> {
-    let dirs = env.get("PATH").map(String::as_str).unwrap_or("");
+    let dirs = env.get("PATH").map_or("", String::as_str);
     dirs.split(':')
         .filter(|d| !d.is_empty())
         .map(|d| cwd.join(d).join(name))
@@ -250,8 +255,49 @@ fn rw(a: &mut Vec<String>, src: &Path, dest: &Path) {
 }
 
 /// Finds bwrap on the child's PATH. Its absence is an error, never a reason to run natively.
+///
+/// # Errors
+///
+/// `SandboxError::BubblewrapMissing` when no executable `bwrap` is on `env`'s `PATH`
+/// (relative entries taken against `cwd`).
 pub fn find_bwrap(env: &BTreeMap<String, String>, cwd: &Path) -> Result<PathBuf, SandboxError> {
     on_path("bwrap", env, cwd).ok_or(SandboxError::BubblewrapMissing)
+}
+
+/// The agent's environment inside: `env` with the engine's binary first on `PATH`, the
+/// rail relay's socket, and the CONNECT proxy (when an endpoint is one) as `HTTPS_PROXY`.
+fn inside_env(
+    env: &BTreeMap<String, String>,
+    endpoints: &[Endpoint],
+    inside_sockets: &Path,
+) -> BTreeMap<String, String> {
+    let mut env = env.clone();
+    let path = env.get("PATH").cloned().unwrap_or_default();
+    env.insert(
+        "PATH".into(),
+        if path.is_empty() {
+            INSIDE_BIN_DIR.to_string()
+        } else {
+            format!("{INSIDE_BIN_DIR}:{path}")
+        },
+    );
+    env.insert(
+        RAIL_SOCKET_ENV.into(),
+        s(&inside_sockets.join(RAIL_SOCKET_NAME)),
+    );
+    if let Some(proxy) = endpoints
+        .iter()
+        .find(|e| matches!(e, Endpoint::ConnectProxy { .. }))
+    {
+        let url = format!("http://{}", proxy.via());
+        for name in ["HTTPS_PROXY", "https_proxy"] {
+            env.insert(name.into(), url.clone());
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            env.insert(name.into(), "127.0.0.1,localhost,::1".into());
+        }
+    }
+    env
 }
 
 /// Builds the agent's sandbox for `spec` under `plan`, and starts the bridge it talks to.
@@ -345,40 +391,12 @@ pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, Sa
     args.push(s(&program));
     args.extend(spec.args.iter().cloned());
 
-    let mut env = spec.env.clone();
-    let path = env.get("PATH").cloned().unwrap_or_default();
-    env.insert(
-        "PATH".into(),
-        if path.is_empty() {
-            INSIDE_BIN_DIR.to_string()
-        } else {
-            format!("{INSIDE_BIN_DIR}:{path}")
-        },
-    );
-    env.insert(
-        RAIL_SOCKET_ENV.into(),
-        s(&inside_sockets.join(RAIL_SOCKET_NAME)),
-    );
-    if let Some(proxy) = plan
-        .endpoints
-        .iter()
-        .find(|e| matches!(e, Endpoint::ConnectProxy { .. }))
-    {
-        let url = format!("http://{}", proxy.via());
-        for name in ["HTTPS_PROXY", "https_proxy"] {
-            env.insert(name.into(), url.clone());
-        }
-        for name in ["NO_PROXY", "no_proxy"] {
-            env.insert(name.into(), "127.0.0.1,localhost,::1".into());
-        }
-    }
-
     Ok(Wrapped {
         spec: ProcessSpec {
             program: s(&bwrap),
             args,
             cwd: spec.cwd.clone(),
-            env,
+            env: inside_env(&spec.env, &plan.endpoints, inside_sockets),
             timeout: spec.timeout,
             install_hint: Some(INSTALL_HINT.into()),
             log_path: spec.log_path.clone(),

@@ -70,6 +70,7 @@ pub struct ContainmentViolation {
 }
 
 impl ContainmentViolation {
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         "containment_violation"
     }
@@ -87,6 +88,12 @@ pub struct SnapshotError {
 impl RepoSnapshot {
     /// Records `repo`. Paths under `exclude` (e.g. a run directory that lives inside the
     /// repository) are left out, so the run's own writes are not mistaken for violations.
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError`] when `repo` cannot be resolved (it does not exist) or, for a
+    /// directory that is not a git work tree, a directory in it cannot be listed. A file
+    /// that cannot be read is recorded as unreadable, not an error.
     pub fn capture(repo: &Path, exclude: &[PathBuf]) -> Result<RepoSnapshot, SnapshotError> {
         let err = |source| SnapshotError {
             path: repo.to_path_buf(),
@@ -117,6 +124,7 @@ impl RepoSnapshot {
     }
 
     /// Every path that differs from `before`; empty when nothing changed.
+    #[must_use]
     pub fn changes_since(&self, before: &RepoSnapshot) -> Vec<String> {
         match (before, self) {
             (
@@ -157,6 +165,7 @@ impl RepoSnapshot {
     }
 
     /// The violation between `before` and `self`, if anything changed.
+    #[must_use]
     pub fn violation_since(
         &self,
         before: &RepoSnapshot,
@@ -317,7 +326,7 @@ fn walk(
     out: &mut BTreeMap<String, String>,
 ) -> io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
+    entries.sort_by_key(std::fs::DirEntry::file_name);
     for entry in entries {
         let path = entry.path();
         let rel = path

@@ -7,6 +7,7 @@
 //! ([`InitError`]); the exit code they get is the CLI's.
 
 use std::io;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -31,6 +32,12 @@ pub enum InitError {
 
 /// Starts the forwards, runs `program args`, and returns the agent's status: its exit code,
 /// or 128 + the signal that killed it (saturating at 255).
+///
+/// # Errors
+///
+/// `InitError::Forwards` when a forward cannot listen, `InitError::Start` when `program`
+/// cannot be started, `InitError::NoStatus` when it ended with neither an exit code nor a
+/// signal.
 pub fn sandbox_init(forwards: &[Forward], program: &str, args: &[String]) -> Result<u8, InitError> {
     serve_forwards(forwards).map_err(InitError::Forwards)?;
     let status = Command::new(program)
@@ -40,7 +47,6 @@ pub fn sandbox_init(forwards: &[Forward], program: &str, args: &[String]) -> Res
             program: program.to_string(),
             source,
         })?;
-    use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => Ok(u8::try_from(code).unwrap_or(u8::MAX)),
         (None, Some(signal)) => Ok(u8::try_from(128 + signal).unwrap_or(u8::MAX)),

@@ -50,6 +50,10 @@ pub enum Backend {
 impl Backend {
     /// `--backend NAME [--allow-degraded-native]`. The flag never changes which backend
     /// runs: it only lets `native` start.
+    ///
+    /// # Errors
+    ///
+    /// `SandboxError::UnknownBackend` for a `name` other than `native` and `bubblewrap`.
     pub fn from_flags(name: &str, allow_degraded_native: bool) -> Result<Backend, SandboxError> {
         match name {
             "native" => Ok(Backend::Native {
@@ -60,6 +64,7 @@ impl Backend {
         }
     }
 
+    #[must_use]
     pub fn kind(&self) -> BackendKind {
         match self {
             Backend::Native { .. } => BackendKind::Native,
@@ -69,6 +74,16 @@ impl Backend {
 
     /// Wraps `spec` for this backend. Native returns it unchanged (after the consent check);
     /// bubblewrap returns the `bwrap` invocation and starts its bridge.
+    ///
+    /// # Errors
+    ///
+    /// `SandboxError::NativeNotAcknowledged` for native without `allow_degraded_native`.
+    /// Under bubblewrap: `SandboxError::BubblewrapMissing`; `SandboxError::Unusable` when a
+    /// path of the plan (repository, run, its `workspace/` or `output/`, the working
+    /// directory, the binary, an extra or rail-input path) cannot be resolved;
+    /// `SandboxError::RepoInsideRun`; `SandboxError::Program` when the agent program is not
+    /// found or not executable; `SandboxError::HiddenExposed` when a mount would reach a
+    /// hidden path; `SandboxError::Bridge` when the bridge cannot be started.
     pub fn prepare(
         &self,
         spec: &ProcessSpec,
@@ -117,14 +132,20 @@ pub struct Prepared {
 
 impl Prepared {
     /// The attestation before any connection was made.
+    #[must_use]
     pub fn attestation(&self) -> &Attestation {
         &self.attestation
     }
 
     /// Stops the bridge (call once the process ended) and returns the final attestation,
     /// with its refused connections, and every connection that reached the bridge.
+    #[must_use]
     pub fn finish(mut self) -> (Attestation, Vec<ConnectionAttempt>) {
-        let log = self.bridge.as_mut().map(|b| b.stop()).unwrap_or_default();
+        let log = self
+            .bridge
+            .as_mut()
+            .map(bridge::Bridge::stop)
+            .unwrap_or_default();
         self.attestation.refused_connections = log
             .iter()
             .filter(|c| c.decision == Decision::Refused)
@@ -152,6 +173,13 @@ pub struct ContainedRun {
 /// Records the repository, runs `spec` under `backend`, stops the bridge, and records the
 /// repository again. Refusals (native without consent, bwrap missing, a plan that would
 /// expose a hidden path) happen before anything is spawned.
+///
+/// # Errors
+///
+/// Any error of [`Backend::prepare`], before anything is spawned; `SandboxError::Snapshot`
+/// when the repository cannot be recorded before or after the run; `SandboxError::Runner`
+/// when the runner fails (see [`process::run`]). The process's own failure, timeout or
+/// cancellation is the record's outcome, not an error.
 pub async fn run_contained(
     backend: &Backend,
     spec: &ProcessSpec,
@@ -178,6 +206,11 @@ pub async fn run_contained(
 }
 
 /// [`run_contained`] on a current-thread runtime of its own. Not for use inside a runtime.
+///
+/// # Errors
+///
+/// `SandboxError::Runner` with `RunnerError::Runtime` when the runtime cannot be built, or
+/// any error of [`run_contained`].
 pub fn run_contained_blocking(
     backend: &Backend,
     spec: &ProcessSpec,
@@ -241,6 +274,7 @@ pub enum SandboxError {
 
 impl SandboxError {
     /// A stable, machine-readable name for this kind of failure.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             SandboxError::NativeNotAcknowledged => "degraded_native_not_acknowledged",

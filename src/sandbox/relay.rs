@@ -15,6 +15,7 @@
 //! any path a rail argument names is resolved in the rail sandbox, so it cannot reach
 //! anything the agent's sandbox does not show, apart from the run root itself.
 
+use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -41,7 +42,7 @@ pub const RELAYED_RAILS: &[&str] = &[
     "query",
 ];
 /// A relayed rail that runs longer than this is killed.
-const RAIL_TIMEOUT: Duration = Duration::from_secs(120);
+const RAIL_TIMEOUT: Duration = Duration::from_mins(2);
 /// Largest request accepted from inside.
 const MAX_REQUEST: u64 = 1024 * 1024;
 
@@ -81,6 +82,7 @@ pub enum RelayOutcome {
 
 impl RelayOutcome {
     /// The rail ran and exited successfully (status 0).
+    #[must_use]
     pub fn succeeded(self) -> bool {
         self == RelayOutcome::Exited(0)
     }
@@ -99,6 +101,13 @@ impl std::fmt::Display for RelayOutcome {
 /// Inside the sandbox: sends one rail call to the engine and waits for its reply. When an
 /// argument is `-`, the rail reads its input from stdin, so stdin goes along (bounded: the
 /// whole request must stay under the relay's limit).
+///
+/// # Errors
+///
+/// `InvalidInput` when an argument is `-` and stdin is over the relay's limit,
+/// `InvalidData` when that stdin is not UTF-8; the I/O error connecting to `socket`,
+/// sending the request or reading the reply; and an error when the reply is not a
+/// [`RailReply`].
 pub fn call(socket: &Path, args: &[String], cwd: &Path) -> io::Result<RailReply> {
     let stdin = if args.iter().any(|a| a == "-") {
         let mut buf = Vec::new();
@@ -149,7 +158,7 @@ impl RailServer {
     pub fn serve(&self, mut stream: UnixStream) {
         let reply = match read_request(&stream) {
             Ok(request) => self.answer(&request),
-            Err(e) => refusal(format!("malformed rail request: {e}")),
+            Err(e) => refusal(&format!("malformed rail request: {e}")),
         };
         if let Ok(text) = serde_json::to_string(&reply) {
             let _ = stream.write_all(text.as_bytes());
@@ -158,12 +167,12 @@ impl RailServer {
 
     /// Checks and runs one request.
     pub fn answer(&self, request: &RailRequest) -> RailReply {
-        let rail = request.args.get(1).map(String::as_str).unwrap_or("");
+        let rail = request.args.get(1).map_or("", String::as_str);
         let help = |a: &str| matches!(a, "-h" | "--help" | "help");
         let allowed = request.args.first().map(String::as_str) == Some("case")
             && (RELAYED_RAILS.contains(&rail) || help(rail));
         if !allowed {
-            return refusal(format!(
+            return refusal(&format!(
                 "`anvil-bench {}` is not available inside the sandbox; the agent may call \
                  only the rails: {}",
                 request.args.join(" "),
@@ -171,7 +180,7 @@ impl RailServer {
             ));
         }
         if !request.cwd.is_absolute() {
-            return refusal("the working directory of a rail call must be absolute".into());
+            return refusal("the working directory of a rail call must be absolute");
         }
         let mut command = Command::new(&self.bwrap);
         command
@@ -201,7 +210,7 @@ impl RailServer {
     }
 }
 
-fn refusal(message: String) -> RailReply {
+fn refusal(message: &str) -> RailReply {
     RailReply {
         outcome: RelayOutcome::Refused,
         stdout: String::new(),
@@ -259,18 +268,19 @@ fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<R
     };
     let stdout = stdout.join().unwrap_or_default();
     let mut stderr = stderr.join().unwrap_or_default();
-    let outcome = match status {
-        Some(status) => status
+    let outcome = if let Some(status) = status {
+        status
             .code()
             .and_then(|c| u8::try_from(c).ok())
-            .map_or(RelayOutcome::Failed, RelayOutcome::Exited),
-        None => {
-            stderr.push_str(&format!(
-                "error: the rail ran longer than {}s and was killed\n",
-                RAIL_TIMEOUT.as_secs()
-            ));
-            RelayOutcome::Failed
-        }
+            .map_or(RelayOutcome::Failed, RelayOutcome::Exited)
+    } else {
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            stderr,
+            "error: the rail ran longer than {}s and was killed",
+            RAIL_TIMEOUT.as_secs()
+        );
+        RelayOutcome::Failed
     };
     Ok(RailReply {
         outcome,
