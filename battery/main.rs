@@ -284,7 +284,7 @@ fn real_driver(scenario: &str, arm: Arm) -> Result<(), Failed> {
         (format!("{var}_BASE_URL"), endpoint.url.clone()),
         (format!("{var}_API_KEY"), "replay".into()),
     ];
-    cfg.endpoint = endpoint.name.clone();
+    cfg.endpoint.clone_from(&endpoint.name);
     cfg.investigator_version = std::process::Command::new(program)
         .arg("--version")
         .output()

@@ -5,6 +5,7 @@
 //! payments service whose AIR has a deficiency for each of the five skills), breaks one
 //! thing, and runs the real binary.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -257,19 +258,19 @@ fn write_repo(repo: &Path) {
     let mut service =
         String::from("\"\"\"Payments service.\"\"\"\n\nCAPTURE_TIMEOUT_MS = 30_000\n# ms\n");
     for i in 0..36 {
-        service.push_str(&format!("def step_{i}(p):  # stage {i}\n"));
+        let _ = writeln!(service, "def step_{i}(p):  # stage {i}");
     }
     let mut gateway = String::from("import time\n\n");
     for i in 0..32 {
-        gateway.push_str(&format!("RETRY_{i} = {i}\n"));
+        let _ = writeln!(gateway, "RETRY_{i} = {i}");
     }
     let mut tests = String::from("from payments import service\n\n");
     for i in 0..28 {
-        tests.push_str(&format!("def test_step_{i}(): assert service.step_{i}\n"));
+        let _ = writeln!(tests, "def test_step_{i}(): assert service.step_{i}");
     }
     let mut docs = String::from("# Payments\n\n");
     for i in 0..28 {
-        docs.push_str(&format!("* step {i} runs after step {}\n", i + 1));
+        let _ = writeln!(docs, "* step {i} runs after step {}", i + 1);
     }
     for (path, text) in [
         (SERVICE, service),

@@ -84,7 +84,10 @@ fn is_complete(run: &Path) -> Result<(), String> {
     for f in RUN_FILES {
         let path = run.join(f);
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if f.ends_with(".json") {
+        if Path::new(f)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        {
             serde_json::from_slice::<serde_json::Value>(&bytes)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }

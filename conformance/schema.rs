@@ -147,7 +147,7 @@ fn variations(
     let mut with = |pointer: &str, value: Value| {
         let mut d = base.clone();
         if let Some(slot) = d.pointer_mut(pointer) {
-            *slot = value
+            *slot = value;
         } else {
             let (parent, key) = pointer.rsplit_once('/').unwrap();
             d.pointer_mut(parent).unwrap()[key] = value;

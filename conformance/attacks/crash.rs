@@ -6,6 +6,7 @@
 //! line committed — every file that line names holds its hash, every other file is as
 //! before — and rerunning the rail with the same idempotency key succeeds.
 
+use std::fmt::Write as _;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -238,9 +239,13 @@ const ADD_EVIDENCE: Target = Target {
     setup: |w| {
         let big = w.repo().join(BIG);
         if !big.exists() {
-            let text: String = (0..30_000)
-                .map(|i| format!("value_{i} = {i}  # padding so the staged evidence is large\n"))
-                .collect();
+            let text = (0..30_000).fold(String::new(), |mut text, i| {
+                let _ = writeln!(
+                    text,
+                    "value_{i} = {i}  # padding so the staged evidence is large"
+                );
+                text
+            });
             std::fs::write(&big, text).unwrap();
             // Evidence is what the repository holds committed (R-GATE-3).
             crate::support::git(&w.repo(), &["add", "-A"]);

@@ -308,7 +308,7 @@ fn a_deterministic_arm_that_disagrees_fails_the_run() -> Result<(), Failed> {
     );
     // The controls pass or not, a disagreement alone must fail the run.
     let mut doc = doc;
-    doc.controls = Default::default();
+    doc.controls = anvil_bench::battery::summary::Controls::default();
     ensure!(
         verdict(&doc, false, false) == Verdict::Nondeterministic,
         "a disagreement did not fail the run"

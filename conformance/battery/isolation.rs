@@ -40,7 +40,7 @@ fn labels_inside_the_corpus_are_refused_naming_both() -> Result<(), Failed> {
     let inside = f.scenarios().join(".labels");
     std::fs::rename(f.labels(), &inside).unwrap();
     let mut cfg = f.config("out", Arm::Heuristic);
-    cfg.labels = inside.clone();
+    cfg.labels.clone_from(&inside);
     refused(
         battery(&cfg),
         &[&canonical(&inside), &canonical(&f.scenarios()), "inside"],
@@ -57,7 +57,7 @@ fn a_corpus_inside_the_labels_is_refused_naming_both() -> Result<(), Failed> {
     let inside = f.labels().join(".corpus");
     std::fs::rename(f.scenarios(), &inside).unwrap();
     let mut cfg = f.config("out", Arm::Heuristic);
-    cfg.scenarios = inside.clone();
+    cfg.scenarios.clone_from(&inside);
     refused(
         battery(&cfg),
         &[&canonical(&inside), &canonical(&f.labels()), "inside"],
@@ -82,7 +82,7 @@ fn a_results_directory_overlapping_the_labels_is_refused() -> Result<(), Failed>
     let labels = out.join("labels");
     std::fs::rename(f.labels(), &labels).unwrap();
     let mut cfg = f.config("results", Arm::Heuristic);
-    cfg.labels = labels.clone();
+    cfg.labels.clone_from(&labels);
     refused(
         battery(&cfg),
         &[&canonical(&labels), &canonical(&out), "overlap"],

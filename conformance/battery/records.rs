@@ -303,7 +303,7 @@ fn a_battery_resumed_with_repeats_missing_runs_exactly_those() -> Result<(), Fai
     let whole = battery_ok(&cfg)?.results;
     // A battery stopped after the first repeat of each arm: only those records are kept.
     let cut = f.out("cut");
-    cfg.out = cut.clone();
+    cfg.out.clone_from(&cut);
     battery_ok(&cfg)?;
     std::fs::remove_file(cut.join("results.json")).unwrap();
     let mut removed = 0;

@@ -5,6 +5,7 @@ use super::{
     BASE, Check, Corpus, Path, SERVICE, Value, base, ensure, fails_naming, json, passes, read_json,
     scenario_json, stdout, trial, write_json,
 };
+use std::fmt::Write as _;
 
 pub(super) fn checks() -> Vec<Check> {
     vec![
@@ -242,7 +243,7 @@ pub(super) fn checks() -> Vec<Check> {
                     .to_string();
                 let docs = c.scenario(BASE).join("repo/docs/payments.md");
                 let mut text = std::fs::read_to_string(&docs).unwrap();
-                text.push_str(&format!("<!-- {canary} -->\n"));
+                let _ = writeln!(text, "<!-- {canary} -->");
                 std::fs::write(&docs, text).unwrap();
                 fails_naming(&c, false, "canary_leak", &docs)?;
                 // Anywhere under scenarios/, not only in the scenario's own repository.

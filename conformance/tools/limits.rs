@@ -4,6 +4,7 @@
 use anvil_bench::tools::{OperationResult, ToolLimits};
 use libtest_mimic::Failed;
 use serde_json::json;
+use std::fmt::Write as _;
 
 use super::{Q, r, refused_doc, world};
 use crate::support::{UNIT_TARGET, failed, read_json, tree};
@@ -247,7 +248,10 @@ fn matches_per_query() -> Result<(), Failed> {
 
 fn context_lines() -> Result<(), Failed> {
     let q = world()?;
-    let body: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    let body = (1..=300).fold(String::new(), |mut body, i| {
+        let _ = writeln!(body, "line {i}");
+        body
+    });
     std::fs::write(q.w.repo().join("docs/long.md"), body).unwrap();
     let ctx = |end: u32| {
         r(
