@@ -141,6 +141,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// Splits an identifier (snake, kebab, dotted, camel) into lowercase words.
+#[must_use]
 pub fn name_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
@@ -174,6 +175,7 @@ fn stem(word: &str) -> &str {
 }
 
 /// True when every content word of `description` already appears in `name` or `ty`.
+#[must_use]
 pub fn is_tautological(description: &str, name: &str, ty: &str) -> bool {
     restates(description, &name_words(name), ty)
 }
@@ -205,6 +207,7 @@ fn has_word(parts: &[String], words: &[&str]) -> bool {
 }
 
 /// The deterministic refinement plan for `air`.
+#[must_use]
 pub fn detect(air: &Air) -> Vec<Deficiency> {
     // About one deficiency per target in a description that needs work: sized once
     // rather than regrown (and copied) a dozen times over a large AIR.
@@ -363,6 +366,7 @@ fn detect_error(op: &Operation, error: &ErrorDef, out: &mut Vec<Deficiency>) {
 }
 
 /// Deficiencies on one target that a given skill triggers on.
+#[must_use]
 pub fn deficiencies_for<'a>(
     plan: &'a [Deficiency],
     skill: &str,

@@ -58,6 +58,7 @@ pub enum Composition {
 }
 
 impl Composition {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Composition::OneOf => "oneOf",
@@ -419,15 +420,18 @@ impl Air {
     }
 
     /// The AIR hash: sha256 over the canonical JSON of the document.
+    #[must_use]
     pub fn hash(&self) -> String {
         crate::canon::canonical_hash(self)
     }
 
+    #[must_use]
     pub fn operation(&self, id: &str) -> Option<&Operation> {
         self.operations.iter().find(|o| o.id == id)
     }
 
     /// True when the AIR holds the thing `key` names.
+    #[must_use]
     pub fn contains(&self, key: &TargetKey) -> bool {
         match key {
             TargetKey::Capability { id } => self.capabilities.iter().any(|c| &c.id == id),
@@ -443,6 +447,7 @@ impl Air {
 }
 
 impl Operation {
+    #[must_use]
     pub fn field(&self, location: Location, name: &str) -> Option<&Field> {
         self.fields
             .iter()

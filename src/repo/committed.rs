@@ -137,6 +137,7 @@ impl Committed {
 }
 
 /// Whether `revision` names a commit (a full object id) rather than `none`.
+#[must_use]
 pub fn is_commit_id(revision: &str) -> bool {
     super::is_object_id(revision)
 }

@@ -83,6 +83,7 @@ impl SourceManifest {
     }
 
     /// The canonical hash of the manifest: what case.json records as `sourceDigest`.
+    #[must_use]
     pub fn digest(&self) -> String {
         crate::canon::canonical_hash(self)
     }

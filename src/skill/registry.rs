@@ -44,16 +44,19 @@ pub struct Registry {
 }
 
 impl Registry {
+    #[must_use]
     pub fn get(&self, name: &str) -> Option<&SkillContract> {
         self.skills.iter().find(|s| s.name == name)
     }
 
+    #[must_use]
     pub fn names(&self) -> Vec<&str> {
         self.skills.iter().map(|s| s.name.as_str()).collect()
     }
 
     /// The skill that writes `attribute` on targets of `kind` (used by
     /// `unproven_inferred_value`).
+    #[must_use]
     pub fn writer_of(&self, kind: TargetKind, attribute: &str) -> Option<&SkillContract> {
         self.skills
             .iter()

@@ -80,14 +80,17 @@ impl Document {
         })
     }
 
+    #[must_use]
     pub fn format(&self) -> Format {
         self.format
     }
 
+    #[must_use]
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    #[must_use]
     pub fn file(&self) -> &str {
         &self.file
     }

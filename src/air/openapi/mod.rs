@@ -58,6 +58,7 @@ pub enum Version {
 }
 
 impl Version {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Version::Swagger2 => "Swagger 2.0",
