@@ -212,6 +212,13 @@ const OPERATION_INFERABLE: [&str; 1] = ["description"];
 impl Air {
     /// Loads an AIR document from a `.json`, `.yaml` or `.yml` file: a regular file (never
     /// a symlink, FIFO or device) of at most [`Limit::DocBytes`].
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Read` when `path` is not a regular file, cannot be read or is larger than
+    /// `Limit::DocBytes` (or that limit cannot be resolved); `AirError::Syntax` when the
+    /// bytes are not UTF-8 or not valid JSON/YAML; otherwise whatever [`Air::from_value`]
+    /// refuses.
     pub fn load(path: &Path) -> Result<Air, AirError> {
         let file = path.display().to_string();
         let bytes = limits::read_capped(path, Limit::DocBytes).map_err(|e| AirError::Read {
@@ -231,6 +238,11 @@ impl Air {
     }
 
     /// Parses AIR text. `file` names the document in errors.
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Syntax` when `text` is not valid YAML (`yaml`) or JSON; otherwise
+    /// whatever [`Air::from_value`] refuses.
     pub fn parse(text: &str, yaml: bool, file: &str) -> Result<Air, AirError> {
         let value: Value = if yaml {
             serde_yaml_ng::from_str(text).map_err(|e| AirError::Syntax {
@@ -255,6 +267,13 @@ impl Air {
     /// Converts an already-parsed JSON value, rejecting unknown keys with their path. Text
     /// over [`Limit::AirTextBytes`] is refused first, so no error message or case document
     /// ever carries it.
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Limit` when `Limit::AirTextBytes` cannot be resolved; `AirError::Invalid`
+    /// when a string is longer than that limit, `airVersion` is not this build's version, a
+    /// key is unknown or a value has the wrong shape (named by its path), or
+    /// [`Air::validate`] refuses the document.
     pub fn from_value(value: Value, file: &str) -> Result<Air, AirError> {
         check_text(&value, file)?;
         if let Some(v) = value.get("airVersion").and_then(Value::as_u64)
@@ -279,6 +298,15 @@ impl Air {
 
     /// Structural rules serde cannot express: unique ids, key-safe ids, vocabularies, and
     /// no text over [`Limit::AirTextBytes`].
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Limit` when `Limit::AirTextBytes` cannot be resolved;
+    /// `AirError::Invalid`, naming the path, for text over that limit, a wrong
+    /// `airVersion`, an empty, malformed or duplicate operation id, field name, error code
+    /// or capability id, an unknown HTTP method, unit or sensitivity, a status outside
+    /// 100..=599, an `inferred` entry that is not inferable or whose value is absent, or a
+    /// capability naming an unknown operation.
     pub fn validate(&self, file: &str) -> Result<(), AirError> {
         let bad = |path: String, message: String| AirError::Invalid {
             file: file.to_string(),

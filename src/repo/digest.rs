@@ -32,6 +32,12 @@ impl SourceManifest {
     /// symlinks, `.git` and every directory in `exclude` (canonical paths). Files larger
     /// than `max_file_bytes` are recorded by size only as unreadable (they are refused as
     /// evidence anyway).
+    ///
+    /// # Errors
+    ///
+    /// An I/O error when `root` cannot be canonicalized, a directory cannot be listed, an
+    /// entry's type or metadata cannot be read, or an included file cannot be read as a
+    /// regular file; an `io::Error::other` when more than [`MAX_FILES`] files are in scope.
     pub fn build(
         root: &Path,
         include: &dyn Fn(&str) -> bool,

@@ -228,6 +228,14 @@ impl SkillPolicy {
 
     /// Checks the attestation data of one skill: every output predicate has rules, every
     /// pattern compiles, every stated value is admissible, shares lie in (0, 1].
+    ///
+    /// # Errors
+    ///
+    /// A message naming `skill` and the rule when an output predicate has no attestation
+    /// rules, a free-text output uses patterns instead of `content_words`, a pattern does
+    /// not parse, a rule states no value or a value its field's constraint does not admit,
+    /// a content-word share lies outside (0, 1], or rules are given for a predicate that is
+    /// not an output.
     pub fn check_attestation(&self, skill: &str) -> Result<(), String> {
         for out in &self.outputs {
             let Some(att) = self.attestation.get(&out.predicate) else {

@@ -54,6 +54,10 @@ use request::{Batch, Item, Op};
 pub const QUERY_RAIL: &str = "query";
 
 /// Validates, preflights and answers a whole batch with the default limits. Read-only.
+///
+/// # Errors
+///
+/// As [`query_with_limits`], with the case's own limits.
 pub fn query(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
     query_with_limits(run_dir, request, &case_limits(run_dir))
 }
@@ -73,6 +77,16 @@ pub fn case_limits(run_dir: &Path) -> ToolLimits {
 }
 
 /// [`query`] with explicit limits.
+///
+/// # Errors
+///
+/// `ToolError` for a request refused on its own (malformed, unknown field or operation,
+/// over a limit, duplicate id, empty or too large a batch), `ToolError::WrongRun` when it
+/// names another run, `ToolError::RunNotQueryable` when the run is finalized or closed, a
+/// run error when the run cannot be opened or is stale or corrupt, a preflight or answer
+/// refusal for a path, file, table or column (out of scope, missing, binary, too large,
+/// unknown…), and `ToolError::ResultTooLarge` when the answer is over
+/// `limits.result_bytes`.
 pub fn query_with_limits(
     run_dir: &Path,
     request: &Value,
@@ -140,6 +154,12 @@ pub struct QueryRecord {
 /// [`query`] as a rail: under the run lock, appended to the run's `journal.jsonl` (rail
 /// `query`) whether it answers or refuses. A directory that is not a run is refused
 /// without writing anything.
+///
+/// # Errors
+///
+/// As [`query`]; also a `ToolError` from the rail when the run lock cannot be taken or the
+/// journal cannot be written, and `ToolError::Run` (kind `io`) when the rail returned
+/// without running the query.
 pub fn query_journaled(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
     if !run_dir.join(CASE_JSON).is_file() {
         return query(run_dir, request);
