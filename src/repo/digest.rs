@@ -49,7 +49,7 @@ impl SourceManifest {
         let mut stack = vec![(root.clone(), String::new())];
         while let Some((dir, prefix)) = stack.pop() {
             let mut entries = std::fs::read_dir(&dir)?.collect::<Result<Vec<_>, _>>()?;
-            entries.sort_by_key(|e| e.file_name());
+            entries.sort_by_key(std::fs::DirEntry::file_name);
             for entry in entries {
                 let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                     continue; // not UTF-8: no evidence path can name it

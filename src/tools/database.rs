@@ -262,7 +262,7 @@ fn project(row: &Map<String, Value>, projection: Option<&[String]>) -> Map<Strin
     }
 }
 
-/// Typed JSON equality: serde_json keeps `1` (an integer) and `1.0` (a float) apart, and
+/// Typed JSON equality: `serde_json` keeps `1` (an integer) and `1.0` (a float) apart, and
 /// never compares across types.
 fn equal(a: &Value, b: &Value) -> bool {
     a == b

@@ -132,7 +132,7 @@ pub fn query_with_limits(
         limits: *limits,
         results,
     };
-    let size = serde_json::to_string(&doc).map(|s| s.len()).unwrap_or(0);
+    let size = serde_json::to_string(&doc).map_or(0, |s| s.len());
     if size > limits.result_bytes {
         return Err(ToolError::ResultTooLarge {
             size,

@@ -138,7 +138,7 @@ pub const OPERATIONS: [&str; 7] = [
 
 /// Validates a request document into a [`Batch`], or refuses it whole. No I/O.
 pub(crate) fn parse(doc: &Value, limits: &ToolLimits) -> Result<Batch, ToolError> {
-    let size = serde_json::to_string(doc).map(|s| s.len()).unwrap_or(0);
+    let size = serde_json::to_string(doc).map_or(0, |s| s.len());
     if size > limits.request_bytes {
         return Err(ToolError::RequestTooLarge {
             size,

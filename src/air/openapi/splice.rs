@@ -52,7 +52,7 @@ pub(crate) fn apply(doc: &Document, ops: &[Op]) -> Result<String, OpenApiError> 
                 let node = locate(doc, object)?;
                 match node.get(key) {
                     Some(existing) => {
-                        splices.push(replace(doc, node, existing, value, object, key, nl)?)
+                        splices.push(replace(doc, node, existing, value, object, key, nl)?);
                     }
                     None => inserts
                         .entry(object.clone())
