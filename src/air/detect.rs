@@ -195,8 +195,8 @@ fn restates(description: &str, name_words_: &[String], ty: &str) -> bool {
     content.peek().is_some() && content.all(|w| known.contains(&stem(&w)))
 }
 
-fn is_blank(text: &Option<String>) -> bool {
-    text.as_deref().is_none_or(|t| t.trim().is_empty())
+fn is_blank(text: Option<&str>) -> bool {
+    text.is_none_or(|t| t.trim().is_empty())
 }
 
 /// Whether one of a name's words (`parts`, from [`name_words`]), or all of them run
@@ -259,7 +259,7 @@ fn push(
 
 fn detect_operation(op: &Operation, out: &mut Vec<Deficiency>) {
     let target = TargetKey::Operation { op: op.id.clone() };
-    if is_blank(&op.description) {
+    if is_blank(op.description.as_deref()) {
         push(
             out,
             target.clone(),
@@ -288,7 +288,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
     // Split once: three checks below read the name's words.
     let words = name_words(&field.name);
     match &field.description {
-        d if is_blank(d) => push(
+        d if is_blank(d.as_deref()) => push(
             out,
             target.clone(),
             DeficiencyCode::MissingFieldDescription,

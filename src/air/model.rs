@@ -8,6 +8,7 @@
 //! without them is the hash it always had.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -542,7 +543,9 @@ fn render_path(path: &[Segment]) -> String {
     for segment in path {
         match segment {
             Segment::Root => {}
-            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+            Segment::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
             Segment::Key(k) => {
                 if !out.is_empty() {
                     out.push('.');
@@ -594,7 +597,7 @@ mod tests {
 
     #[test]
     fn text_over_the_cap_is_refused_naming_its_path_and_the_cap() {
-        let cap = Limit::AirTextBytes.default_value() as usize;
+        let cap = usize::try_from(Limit::AirTextBytes.default_value()).unwrap();
         Air::parse(&air_with_description(&"d".repeat(cap)), false, "a.json").unwrap();
         let e = Air::parse(&air_with_description(&"d".repeat(cap + 1)), false, "a.json")
             .unwrap_err()
@@ -617,7 +620,7 @@ mod tests {
     fn an_imported_air_is_held_to_the_text_cap_too() {
         let mut air = Air::parse(&air_with_description("short"), false, "a.json").unwrap();
         air.operations[0].description =
-            Some("d".repeat(Limit::AirTextBytes.default_value() as usize + 1));
+            Some("d".repeat(usize::try_from(Limit::AirTextBytes.default_value()).unwrap() + 1));
         let e = air.validate("a.json").unwrap_err().to_string();
         assert!(e.contains("at `operations[0].description`"), "{e}");
     }

@@ -165,12 +165,11 @@ pub(crate) fn parse(
                         "row {base}/{i} has a column the descriptor does not declare"
                     )));
                 }
-                Some(_) => {}
                 None if !found.iter().any(|c| &c.name == key) => found.push(ColumnInfo {
                     name: key.clone(),
                     column_type: None,
                 }),
-                None => {}
+                Some(_) | None => {}
             }
         }
         rows.push(row);
