@@ -210,6 +210,63 @@ struct Prepared {
     pages: Vec<Option<(PageInfo, Vec<LineMatch>)>>,
 }
 
+/// How `item` is answered, adding the files it reads to `selection`. The repository is
+/// walked at most once per batch: `walked` keeps the first walk.
+fn plan_for(
+    repo: &Repo,
+    item: &Item,
+    walked: &mut Option<Vec<ScopedFile>>,
+    selection: &mut Selection,
+) -> Result<Plan, ToolError> {
+    let mut walk = || -> Result<Vec<ScopedFile>, ToolError> {
+        if walked.is_none() {
+            *walked = Some(repo.walk()?);
+        }
+        Ok(walked.clone().unwrap_or_default())
+    };
+    let id = item.id.as_str();
+    Ok(match &item.op {
+        Op::ListFiles { glob, page } => {
+            let all = walk()?;
+            let matched: Vec<&ScopedFile> = all
+                .iter()
+                .filter(|f| glob.as_ref().is_none_or(|(_, m)| m.is_match(&f.rel)))
+                .collect();
+            let (info, range) = PageInfo::of(matched.len(), page.offset, page.limit);
+            let page_files = &matched[range];
+            for f in page_files {
+                selection.add(id, f);
+            }
+            Plan::List(info, page_files.iter().map(|f| f.rel.clone()).collect())
+        }
+        Op::FindText { paths, .. } | Op::FindSymbol { paths, .. } => {
+            let files = match paths {
+                Some(paths) => paths
+                    .iter()
+                    .map(|p| repo.resolve(id, p))
+                    .collect::<Result<Vec<_>, _>>()?,
+                None => walk()?,
+            };
+            let mut rels: Vec<String> = Vec::with_capacity(files.len());
+            let mut seen = BTreeSet::new();
+            for f in &files {
+                selection.add(id, f);
+                // Two names for one file (a link inside the repository) search it once.
+                if seen.insert(f.rel.as_str()) {
+                    rels.push(f.rel.clone());
+                }
+            }
+            Plan::Files(rels)
+        }
+        Op::ReadContext { path, .. } => {
+            let f = repo.resolve(id, path)?;
+            selection.add(id, &f);
+            Plan::Files(vec![f.rel])
+        }
+        _ => Plan::Database,
+    })
+}
+
 /// Every I/O the batch needs, and every check, before any request is answered.
 fn preflight(
     repo: &Repo,
@@ -218,57 +275,10 @@ fn preflight(
     limits: &ToolLimits,
 ) -> Result<Prepared, ToolError> {
     let mut walked: Option<Vec<ScopedFile>> = None;
-    let walk = |walked: &mut Option<Vec<ScopedFile>>| -> Result<Vec<ScopedFile>, ToolError> {
-        if walked.is_none() {
-            *walked = Some(repo.walk()?);
-        }
-        Ok(walked.clone().unwrap_or_default())
-    };
     let mut selection = Selection::default();
     let mut plans = Vec::with_capacity(batch.items.len());
     for item in &batch.items {
-        let id = item.id.as_str();
-        let plan = match &item.op {
-            Op::ListFiles { glob, page } => {
-                let all = walk(&mut walked)?;
-                let matched: Vec<&ScopedFile> = all
-                    .iter()
-                    .filter(|f| glob.as_ref().is_none_or(|(_, m)| m.is_match(&f.rel)))
-                    .collect();
-                let (info, range) = PageInfo::of(matched.len(), page.offset, page.limit);
-                let page_files = &matched[range];
-                for f in page_files {
-                    selection.add(id, f);
-                }
-                Plan::List(info, page_files.iter().map(|f| f.rel.clone()).collect())
-            }
-            Op::FindText { paths, .. } | Op::FindSymbol { paths, .. } => {
-                let files = match paths {
-                    Some(paths) => paths
-                        .iter()
-                        .map(|p| repo.resolve(id, p))
-                        .collect::<Result<Vec<_>, _>>()?,
-                    None => walk(&mut walked)?,
-                };
-                let mut rels: Vec<String> = Vec::with_capacity(files.len());
-                let mut seen = BTreeSet::new();
-                for f in &files {
-                    selection.add(id, f);
-                    // Two names for one file (a link inside the repository) search it once.
-                    if seen.insert(f.rel.as_str()) {
-                        rels.push(f.rel.clone());
-                    }
-                }
-                Plan::Files(rels)
-            }
-            Op::ReadContext { path, .. } => {
-                let f = repo.resolve(id, path)?;
-                selection.add(id, &f);
-                Plan::Files(vec![f.rel])
-            }
-            _ => Plan::Database,
-        };
-        plans.push(plan);
+        plans.push(plan_for(repo, item, &mut walked, &mut selection)?);
     }
     // Any database request reads every declared snapshot: a table is found by its name.
     let first_db = batch.items.iter().find(|i| i.op.is_database());
