@@ -421,6 +421,29 @@ fn check(item: &Item, plan: &Plan, p: &Prepared) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// A listing page: each of `rels` as preflight read it.
+fn listing(
+    glob: Option<String>,
+    page: PageInfo,
+    rels: &[String],
+    read: &scan::Read,
+) -> ListFilesResult {
+    ListFilesResult {
+        glob,
+        page,
+        files: rels
+            .iter()
+            .filter_map(|r| read.files.get(r))
+            .map(|f| FileEntry {
+                path: f.streamed.file.rel.clone(),
+                kind: f.streamed.file.kind,
+                size: f.streamed.file.size,
+                sha256: f.streamed.sha256.clone(),
+            })
+            .collect(),
+    }
+}
+
 /// Answers one preflighted request (the `index`th) from what preflight read.
 fn answer(
     index: usize,
@@ -440,22 +463,9 @@ fn answer(
             })
     };
     Ok(match (&item.op, plan) {
-        (Op::ListFiles { glob, .. }, Plan::List(info, rels)) => {
-            OperationResult::ListFiles(ListFilesResult {
-                glob: glob.as_ref().map(|(g, _)| g.clone()),
-                page: *info,
-                files: rels
-                    .iter()
-                    .filter_map(|r| p.read.files.get(r))
-                    .map(|f| FileEntry {
-                        path: f.streamed.file.rel.clone(),
-                        kind: f.streamed.file.kind,
-                        size: f.streamed.file.size,
-                        sha256: f.streamed.sha256.clone(),
-                    })
-                    .collect(),
-            })
-        }
+        (Op::ListFiles { glob, .. }, Plan::List(info, rels)) => OperationResult::ListFiles(
+            listing(glob.as_ref().map(|(g, _)| g.clone()), *info, rels, &p.read),
+        ),
         (Op::FindText { case_sensitive, .. }, Plan::Files(rels)) => {
             let (page, matches) = page()?;
             OperationResult::FindText(FindTextResult {
