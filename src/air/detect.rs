@@ -141,6 +141,7 @@ const STOPWORDS: &[&str] = &[
 ];
 
 /// Splits an identifier (snake, kebab, dotted, camel) into lowercase words.
+#[must_use]
 pub fn name_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
@@ -174,6 +175,7 @@ fn stem(word: &str) -> &str {
 }
 
 /// True when every content word of `description` already appears in `name` or `ty`.
+#[must_use]
 pub fn is_tautological(description: &str, name: &str, ty: &str) -> bool {
     restates(description, &name_words(name), ty)
 }
@@ -193,8 +195,8 @@ fn restates(description: &str, name_words_: &[String], ty: &str) -> bool {
     content.peek().is_some() && content.all(|w| known.contains(&stem(&w)))
 }
 
-fn is_blank(text: &Option<String>) -> bool {
-    text.as_deref().is_none_or(|t| t.trim().is_empty())
+fn is_blank(text: Option<&str>) -> bool {
+    text.is_none_or(|t| t.trim().is_empty())
 }
 
 /// Whether one of a name's words (`parts`, from [`name_words`]), or all of them run
@@ -205,6 +207,7 @@ fn has_word(parts: &[String], words: &[&str]) -> bool {
 }
 
 /// The deterministic refinement plan for `air`.
+#[must_use]
 pub fn detect(air: &Air) -> Vec<Deficiency> {
     // About one deficiency per target in a description that needs work: sized once
     // rather than regrown (and copied) a dozen times over a large AIR.
@@ -256,7 +259,7 @@ fn push(
 
 fn detect_operation(op: &Operation, out: &mut Vec<Deficiency>) {
     let target = TargetKey::Operation { op: op.id.clone() };
-    if is_blank(&op.description) {
+    if is_blank(op.description.as_deref()) {
         push(
             out,
             target.clone(),
@@ -285,7 +288,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
     // Split once: three checks below read the name's words.
     let words = name_words(&field.name);
     match &field.description {
-        d if is_blank(d) => push(
+        d if is_blank(d.as_deref()) => push(
             out,
             target.clone(),
             DeficiencyCode::MissingFieldDescription,
@@ -363,6 +366,7 @@ fn detect_error(op: &Operation, error: &ErrorDef, out: &mut Vec<Deficiency>) {
 }
 
 /// Deficiencies on one target that a given skill triggers on.
+#[must_use]
 pub fn deficiencies_for<'a>(
     plan: &'a [Deficiency],
     skill: &str,

@@ -8,6 +8,7 @@
 //! without them is the hash it always had.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -58,6 +59,7 @@ pub enum Composition {
 }
 
 impl Composition {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Composition::OneOf => "oneOf",
@@ -211,6 +213,13 @@ const OPERATION_INFERABLE: [&str; 1] = ["description"];
 impl Air {
     /// Loads an AIR document from a `.json`, `.yaml` or `.yml` file: a regular file (never
     /// a symlink, FIFO or device) of at most [`Limit::DocBytes`].
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Read` when `path` is not a regular file, cannot be read or is larger than
+    /// `Limit::DocBytes` (or that limit cannot be resolved); `AirError::Syntax` when the
+    /// bytes are not UTF-8 or not valid JSON/YAML; otherwise whatever [`Air::from_value`]
+    /// refuses.
     pub fn load(path: &Path) -> Result<Air, AirError> {
         let file = path.display().to_string();
         let bytes = limits::read_capped(path, Limit::DocBytes).map_err(|e| AirError::Read {
@@ -230,6 +239,11 @@ impl Air {
     }
 
     /// Parses AIR text. `file` names the document in errors.
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Syntax` when `text` is not valid YAML (`yaml`) or JSON; otherwise
+    /// whatever [`Air::from_value`] refuses.
     pub fn parse(text: &str, yaml: bool, file: &str) -> Result<Air, AirError> {
         let value: Value = if yaml {
             serde_yaml_ng::from_str(text).map_err(|e| AirError::Syntax {
@@ -254,6 +268,13 @@ impl Air {
     /// Converts an already-parsed JSON value, rejecting unknown keys with their path. Text
     /// over [`Limit::AirTextBytes`] is refused first, so no error message or case document
     /// ever carries it.
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Limit` when `Limit::AirTextBytes` cannot be resolved; `AirError::Invalid`
+    /// when a string is longer than that limit, `airVersion` is not this build's version, a
+    /// key is unknown or a value has the wrong shape (named by its path), or
+    /// [`Air::validate`] refuses the document.
     pub fn from_value(value: Value, file: &str) -> Result<Air, AirError> {
         check_text(&value, file)?;
         if let Some(v) = value.get("airVersion").and_then(Value::as_u64)
@@ -278,6 +299,15 @@ impl Air {
 
     /// Structural rules serde cannot express: unique ids, key-safe ids, vocabularies, and
     /// no text over [`Limit::AirTextBytes`].
+    ///
+    /// # Errors
+    ///
+    /// `AirError::Limit` when `Limit::AirTextBytes` cannot be resolved;
+    /// `AirError::Invalid`, naming the path, for text over that limit, a wrong
+    /// `airVersion`, an empty, malformed or duplicate operation id, field name, error code
+    /// or capability id, an unknown HTTP method, unit or sensitivity, a status outside
+    /// 100..=599, an `inferred` entry that is not inferable or whose value is absent, or a
+    /// capability naming an unknown operation.
     pub fn validate(&self, file: &str) -> Result<(), AirError> {
         let bad = |path: String, message: String| AirError::Invalid {
             file: file.to_string(),
@@ -419,15 +449,18 @@ impl Air {
     }
 
     /// The AIR hash: sha256 over the canonical JSON of the document.
+    #[must_use]
     pub fn hash(&self) -> String {
         crate::canon::canonical_hash(self)
     }
 
+    #[must_use]
     pub fn operation(&self, id: &str) -> Option<&Operation> {
         self.operations.iter().find(|o| o.id == id)
     }
 
     /// True when the AIR holds the thing `key` names.
+    #[must_use]
     pub fn contains(&self, key: &TargetKey) -> bool {
         match key {
             TargetKey::Capability { id } => self.capabilities.iter().any(|c| &c.id == id),
@@ -443,6 +476,7 @@ impl Air {
 }
 
 impl Operation {
+    #[must_use]
     pub fn field(&self, location: Location, name: &str) -> Option<&Field> {
         self.fields
             .iter()
@@ -509,7 +543,9 @@ fn render_path(path: &[Segment]) -> String {
     for segment in path {
         match segment {
             Segment::Root => {}
-            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+            Segment::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
             Segment::Key(k) => {
                 if !out.is_empty() {
                     out.push('.');
@@ -561,7 +597,7 @@ mod tests {
 
     #[test]
     fn text_over_the_cap_is_refused_naming_its_path_and_the_cap() {
-        let cap = Limit::AirTextBytes.default_value() as usize;
+        let cap = usize::try_from(Limit::AirTextBytes.default_value()).unwrap();
         Air::parse(&air_with_description(&"d".repeat(cap)), false, "a.json").unwrap();
         let e = Air::parse(&air_with_description(&"d".repeat(cap + 1)), false, "a.json")
             .unwrap_err()
@@ -584,7 +620,7 @@ mod tests {
     fn an_imported_air_is_held_to_the_text_cap_too() {
         let mut air = Air::parse(&air_with_description("short"), false, "a.json").unwrap();
         air.operations[0].description =
-            Some("d".repeat(Limit::AirTextBytes.default_value() as usize + 1));
+            Some("d".repeat(usize::try_from(Limit::AirTextBytes.default_value()).unwrap() + 1));
         let e = air.validate("a.json").unwrap_err().to_string();
         assert!(e.contains("at `operations[0].description`"), "{e}");
     }

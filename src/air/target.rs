@@ -37,6 +37,7 @@ impl Location {
         Location::OutputBody,
     ];
 
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Location::InputPath => "input.path",
@@ -84,6 +85,7 @@ pub struct TargetKeyError {
 }
 
 /// True for ids that may appear as one segment of a key: non-empty, `[A-Za-z0-9_-]` only.
+#[must_use]
 pub fn is_segment_id(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
@@ -91,6 +93,7 @@ pub fn is_segment_id(s: &str) -> bool {
 }
 
 /// True for a field name: non-empty dotted segments, no whitespace or control characters.
+#[must_use]
 pub fn is_field_name(s: &str) -> bool {
     !s.is_empty()
         && s.split('.').all(|seg| !seg.is_empty())
@@ -98,6 +101,7 @@ pub fn is_field_name(s: &str) -> bool {
 }
 
 impl TargetKey {
+    #[must_use]
     pub fn kind(&self) -> TargetKind {
         match self {
             TargetKey::Operation { .. } => TargetKind::Operation,
@@ -108,6 +112,7 @@ impl TargetKey {
     }
 
     /// The operation this key belongs to, if any.
+    #[must_use]
     pub fn operation(&self) -> Option<&str> {
         match self {
             TargetKey::Operation { op }

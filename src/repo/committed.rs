@@ -51,6 +51,12 @@ impl Committed {
     /// Opens `revision` (a full object id) in the repository whose work tree is `root`.
     /// The repository is opened isolated: no global or system configuration and no
     /// environment variable chooses what is read.
+    ///
+    /// # Errors
+    ///
+    /// `CommittedError::Open` when `root` is not a readable git repository;
+    /// `CommittedError::Commit` when `revision` is not a full object id or does not name a
+    /// commit with a readable tree.
     pub fn open(root: &Path, revision: &str) -> Result<Committed, CommittedError> {
         let repo = gix::open_opts(root, gix::open::Options::isolated()).map_err(|e| {
             CommittedError::Open {
@@ -82,6 +88,13 @@ impl Committed {
 
     /// The bytes of the regular file at `rel` (`/`-separated) in the commit's tree, at most
     /// `limit` bytes.
+    ///
+    /// # Errors
+    ///
+    /// `CommittedError::NotCommitted` when `rel` is absent from the tree;
+    /// `CommittedError::NotABlob` when it is a directory, a symlink or a submodule;
+    /// `CommittedError::TooLarge` when the blob is over `limit` bytes;
+    /// `CommittedError::Read` when the tree or the object cannot be read.
     pub fn read(&self, rel: &str, limit: u64) -> Result<Vec<u8>, CommittedError> {
         let read_err = |reason: String| CommittedError::Read {
             path: rel.to_string(),
@@ -137,6 +150,7 @@ impl Committed {
 }
 
 /// Whether `revision` names a commit (a full object id) rather than `none`.
+#[must_use]
 pub fn is_commit_id(revision: &str) -> bool {
     super::is_object_id(revision)
 }

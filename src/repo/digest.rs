@@ -32,6 +32,12 @@ impl SourceManifest {
     /// symlinks, `.git` and every directory in `exclude` (canonical paths). Files larger
     /// than `max_file_bytes` are recorded by size only as unreadable (they are refused as
     /// evidence anyway).
+    ///
+    /// # Errors
+    ///
+    /// An I/O error when `root` cannot be canonicalized, a directory cannot be listed, an
+    /// entry's type or metadata cannot be read, or an included file cannot be read as a
+    /// regular file; an `io::Error::other` when more than [`MAX_FILES`] files are in scope.
     pub fn build(
         root: &Path,
         include: &dyn Fn(&str) -> bool,
@@ -43,7 +49,7 @@ impl SourceManifest {
         let mut stack = vec![(root.clone(), String::new())];
         while let Some((dir, prefix)) = stack.pop() {
             let mut entries = std::fs::read_dir(&dir)?.collect::<Result<Vec<_>, _>>()?;
-            entries.sort_by_key(|e| e.file_name());
+            entries.sort_by_key(std::fs::DirEntry::file_name);
             for entry in entries {
                 let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                     continue; // not UTF-8: no evidence path can name it
@@ -83,6 +89,7 @@ impl SourceManifest {
     }
 
     /// The canonical hash of the manifest: what case.json records as `sourceDigest`.
+    #[must_use]
     pub fn digest(&self) -> String {
         crate::canon::canonical_hash(self)
     }

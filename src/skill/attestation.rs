@@ -50,6 +50,7 @@ pub struct AttestRule {
 
 impl AttestRule {
     /// The patterns of this rule, `{q}` replaced by `placeholder`.
+    #[must_use]
     pub fn sources(&self, placeholder: &str) -> [Option<String>; 4] {
         let fill = |p: &Option<String>| p.as_ref().map(|s| s.replace(QUANTITY, placeholder));
         [

@@ -30,6 +30,7 @@ impl DeficiencyCode {
         DeficiencyCode::UnprovenInferredValue,
     ];
 
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             DeficiencyCode::MissingFieldDescription => "missing_field_description",
@@ -42,10 +43,12 @@ impl DeficiencyCode {
         }
     }
 
+    #[must_use]
     pub fn parse(s: &str) -> Option<DeficiencyCode> {
         DeficiencyCode::ALL.into_iter().find(|c| c.as_str() == s)
     }
 
+    #[must_use]
     pub fn severity(self) -> Severity {
         match self {
             DeficiencyCode::UnclassifiedSensitiveField => Severity::High,
@@ -95,6 +98,7 @@ pub enum TargetKind {
 }
 
 impl TargetKind {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             TargetKind::Operation => "operation",

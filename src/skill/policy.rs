@@ -40,6 +40,7 @@ impl EvidenceKind {
     ];
 
     /// Strength of one artifact of this kind (DESIGN §5).
+    #[must_use]
     pub fn strength(self) -> f64 {
         match self {
             EvidenceKind::Implementation => 0.9,
@@ -52,10 +53,12 @@ impl EvidenceKind {
     }
 
     /// Kinds a path scope may assign. `comment` and `external` are derived, never scoped.
+    #[must_use]
     pub fn assignable_by_scope(self) -> bool {
         !matches!(self, EvidenceKind::Comment | EvidenceKind::External)
     }
 
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             EvidenceKind::Implementation => "implementation",
@@ -67,6 +70,7 @@ impl EvidenceKind {
         }
     }
 
+    #[must_use]
     pub fn parse(s: &str) -> Option<EvidenceKind> {
         EvidenceKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
@@ -97,6 +101,7 @@ pub enum Condition {
 
 impl Condition {
     /// Evaluates against the patched values of a proposal.
+    #[must_use]
     pub fn holds(&self, set: &serde_json::Map<String, Value>) -> bool {
         match self {
             Condition::Always => true,
@@ -105,6 +110,7 @@ impl Condition {
         }
     }
 
+    #[must_use]
     pub fn describe(&self) -> String {
         match self {
             Condition::Always => "always".into(),
@@ -128,6 +134,7 @@ pub enum ValueConstraint {
 
 impl ValueConstraint {
     /// True when `value` has the right type and is in vocabulary.
+    #[must_use]
     pub fn admits(&self, value: &Value) -> bool {
         match (self, value) {
             (ValueConstraint::Text, Value::String(s)) => !s.trim().is_empty(),
@@ -137,6 +144,7 @@ impl ValueConstraint {
         }
     }
 
+    #[must_use]
     pub fn describe(&self) -> String {
         match self {
             ValueConstraint::Text => "non-empty text that says more than the name".into(),
@@ -175,10 +183,12 @@ pub struct SkillPolicy {
 }
 
 impl SkillPolicy {
+    #[must_use]
     pub fn writable_fields(&self) -> Vec<&str> {
         self.outputs.iter().map(|o| o.field.as_str()).collect()
     }
 
+    #[must_use]
     pub fn output_predicates(&self) -> Vec<&str> {
         self.outputs.iter().map(|o| o.predicate.as_str()).collect()
     }
@@ -191,6 +201,7 @@ impl SkillPolicy {
     }
 
     /// The writable field an output predicate asserts.
+    #[must_use]
     pub fn field_for_predicate(&self, predicate: &str) -> Option<&str> {
         self.outputs
             .iter()
@@ -198,6 +209,7 @@ impl SkillPolicy {
             .map(|o| o.field.as_str())
     }
 
+    #[must_use]
     pub fn predicate_for_field(&self, field: &str) -> Option<&str> {
         self.outputs
             .iter()
@@ -206,6 +218,7 @@ impl SkillPolicy {
     }
 
     /// The bar for one field: its override, else the skill minimum.
+    #[must_use]
     pub fn verification_for(&self, field: &str) -> Verification {
         self.field_verification
             .get(field)
@@ -215,6 +228,14 @@ impl SkillPolicy {
 
     /// Checks the attestation data of one skill: every output predicate has rules, every
     /// pattern compiles, every stated value is admissible, shares lie in (0, 1].
+    ///
+    /// # Errors
+    ///
+    /// A message naming `skill` and the rule when an output predicate has no attestation
+    /// rules, a free-text output uses patterns instead of `content_words`, a pattern does
+    /// not parse, a rule states no value or a value its field's constraint does not admit,
+    /// a content-word share lies outside (0, 1], or rules are given for a predicate that is
+    /// not an output.
     pub fn check_attestation(&self, skill: &str) -> Result<(), String> {
         for out in &self.outputs {
             let Some(att) = self.attestation.get(&out.predicate) else {

@@ -44,16 +44,19 @@ pub struct Registry {
 }
 
 impl Registry {
+    #[must_use]
     pub fn get(&self, name: &str) -> Option<&SkillContract> {
         self.skills.iter().find(|s| s.name == name)
     }
 
+    #[must_use]
     pub fn names(&self) -> Vec<&str> {
         self.skills.iter().map(|s| s.name.as_str()).collect()
     }
 
     /// The skill that writes `attribute` on targets of `kind` (used by
     /// `unproven_inferred_value`).
+    #[must_use]
     pub fn writer_of(&self, kind: TargetKind, attribute: &str) -> Option<&SkillContract> {
         self.skills
             .iter()
@@ -98,6 +101,11 @@ impl Registry {
 
 /// The built-in registry. The embedded document is checked by a unit test, so failing to
 /// parse it here is a build defect, not bad input.
+///
+/// # Panics
+///
+/// When the embedded `builtin.json` does not parse as a registry: a build defect that the
+/// unit tests catch before release.
 pub fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
@@ -162,7 +170,7 @@ mod tests {
         assert_eq!(
             unit,
             &ValueConstraint::Vocabulary {
-                values: vocab::UNITS.iter().map(|s| s.to_string()).collect()
+                values: vocab::UNITS.iter().map(ToString::to_string).collect()
             }
         );
         let sens = &reg
@@ -173,7 +181,7 @@ mod tests {
         assert_eq!(
             sens,
             &ValueConstraint::Vocabulary {
-                values: vocab::SENSITIVITY.iter().map(|s| s.to_string()).collect()
+                values: vocab::SENSITIVITY.iter().map(ToString::to_string).collect()
             }
         );
     }

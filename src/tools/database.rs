@@ -69,6 +69,29 @@ pub(crate) struct Snapshot {
     rows: Vec<Map<String, Value>>,
 }
 
+/// Why a descriptor that deserialized is still refused: another format, an empty table
+/// name, an empty or repeated column name, or rows under `schema_only` coverage.
+fn check_descriptor(raw: &RawSnapshot) -> Result<(), String> {
+    if raw.format != SNAPSHOT_FORMAT || raw.format_version != SNAPSHOT_FORMAT_VERSION {
+        return Err(format!(
+            "expected {SNAPSHOT_FORMAT} v{SNAPSHOT_FORMAT_VERSION}"
+        ));
+    }
+    if raw.table.trim().is_empty() {
+        return Err("the table name is empty".into());
+    }
+    let mut names = BTreeSet::new();
+    for c in &raw.columns {
+        if c.name.is_empty() || !names.insert(c.name.as_str()) {
+            return Err("a column name is empty or declared twice".into());
+        }
+    }
+    if raw.coverage == Coverage::SchemaOnly && !raw.rows.is_empty() {
+        return Err("a schema_only descriptor must not contain rows".into());
+    }
+    Ok(())
+}
+
 /// Parses and validates one snapshot file.
 pub(crate) fn parse(
     request: &str,
@@ -102,25 +125,7 @@ pub(crate) fn parse(
             }
             let raw: RawSnapshot = crate::json_path::deserialize(value)
                 .map_err(|e| invalid(format!("at `{}`: {}", e.path, shape(&e.message))))?;
-            if raw.format != SNAPSHOT_FORMAT || raw.format_version != SNAPSHOT_FORMAT_VERSION {
-                return Err(invalid(format!(
-                    "expected {SNAPSHOT_FORMAT} v{SNAPSHOT_FORMAT_VERSION}"
-                )));
-            }
-            if raw.table.trim().is_empty() {
-                return Err(invalid("the table name is empty".into()));
-            }
-            let mut names = BTreeSet::new();
-            for c in &raw.columns {
-                if c.name.is_empty() || !names.insert(c.name.as_str()) {
-                    return Err(invalid("a column name is empty or declared twice".into()));
-                }
-            }
-            if raw.coverage == Coverage::SchemaOnly && !raw.rows.is_empty() {
-                return Err(invalid(
-                    "a schema_only descriptor must not contain rows".into(),
-                ));
-            }
+            check_descriptor(&raw).map_err(invalid)?;
             let columns = raw
                 .columns
                 .into_iter()
@@ -165,12 +170,11 @@ pub(crate) fn parse(
                         "row {base}/{i} has a column the descriptor does not declare"
                     )));
                 }
-                Some(_) => {}
                 None if !found.iter().any(|c| &c.name == key) => found.push(ColumnInfo {
                     name: key.clone(),
                     column_type: None,
                 }),
-                None => {}
+                Some(_) | None => {}
             }
         }
         rows.push(row);
@@ -262,7 +266,7 @@ fn project(row: &Map<String, Value>, projection: Option<&[String]>) -> Map<Strin
     }
 }
 
-/// Typed JSON equality: serde_json keeps `1` (an integer) and `1.0` (a float) apart, and
+/// Typed JSON equality: `serde_json` keeps `1` (an integer) and `1.0` (a float) apart, and
 /// never compares across types.
 fn equal(a: &Value, b: &Value) -> bool {
     a == b

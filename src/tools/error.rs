@@ -165,6 +165,7 @@ pub enum ToolError {
 
 impl ToolError {
     /// A stable, machine-readable code; one of [`ERROR_KINDS`].
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             ToolError::RequestTooLarge { .. } | ToolError::RequestOverCap { .. } => {

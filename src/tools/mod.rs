@@ -54,6 +54,10 @@ use request::{Batch, Item, Op};
 pub const QUERY_RAIL: &str = "query";
 
 /// Validates, preflights and answers a whole batch with the default limits. Read-only.
+///
+/// # Errors
+///
+/// As [`query_with_limits`], with the case's own limits.
 pub fn query(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
     query_with_limits(run_dir, request, &case_limits(run_dir))
 }
@@ -73,6 +77,16 @@ pub fn case_limits(run_dir: &Path) -> ToolLimits {
 }
 
 /// [`query`] with explicit limits.
+///
+/// # Errors
+///
+/// `ToolError` for a request refused on its own (malformed, unknown field or operation,
+/// over a limit, duplicate id, empty or too large a batch), `ToolError::WrongRun` when it
+/// names another run, `ToolError::RunNotQueryable` when the run is finalized or closed, a
+/// run error when the run cannot be opened or is stale or corrupt, a preflight or answer
+/// refusal for a path, file, table or column (out of scope, missing, binary, too large,
+/// unknown…), and `ToolError::ResultTooLarge` when the answer is over
+/// `limits.result_bytes`.
 pub fn query_with_limits(
     run_dir: &Path,
     request: &Value,
@@ -118,7 +132,7 @@ pub fn query_with_limits(
         limits: *limits,
         results,
     };
-    let size = serde_json::to_string(&doc).map(|s| s.len()).unwrap_or(0);
+    let size = serde_json::to_string(&doc).map_or(0, |s| s.len());
     if size > limits.result_bytes {
         return Err(ToolError::ResultTooLarge {
             size,
@@ -140,6 +154,12 @@ pub struct QueryRecord {
 /// [`query`] as a rail: under the run lock, appended to the run's `journal.jsonl` (rail
 /// `query`) whether it answers or refuses. A directory that is not a run is refused
 /// without writing anything.
+///
+/// # Errors
+///
+/// As [`query`]; also a `ToolError` from the rail when the run lock cannot be taken or the
+/// journal cannot be written, and `ToolError::Run` (kind `io`) when the rail returned
+/// without running the query.
 pub fn query_journaled(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
     if !run_dir.join(CASE_JSON).is_file() {
         return query(run_dir, request);
@@ -190,6 +210,63 @@ struct Prepared {
     pages: Vec<Option<(PageInfo, Vec<LineMatch>)>>,
 }
 
+/// How `item` is answered, adding the files it reads to `selection`. The repository is
+/// walked at most once per batch: `walked` keeps the first walk.
+fn plan_for(
+    repo: &Repo,
+    item: &Item,
+    walked: &mut Option<Vec<ScopedFile>>,
+    selection: &mut Selection,
+) -> Result<Plan, ToolError> {
+    let mut walk = || -> Result<Vec<ScopedFile>, ToolError> {
+        if walked.is_none() {
+            *walked = Some(repo.walk()?);
+        }
+        Ok(walked.clone().unwrap_or_default())
+    };
+    let id = item.id.as_str();
+    Ok(match &item.op {
+        Op::ListFiles { glob, page } => {
+            let all = walk()?;
+            let matched: Vec<&ScopedFile> = all
+                .iter()
+                .filter(|f| glob.as_ref().is_none_or(|(_, m)| m.is_match(&f.rel)))
+                .collect();
+            let (info, range) = PageInfo::of(matched.len(), page.offset, page.limit);
+            let page_files = &matched[range];
+            for f in page_files {
+                selection.add(id, f);
+            }
+            Plan::List(info, page_files.iter().map(|f| f.rel.clone()).collect())
+        }
+        Op::FindText { paths, .. } | Op::FindSymbol { paths, .. } => {
+            let files = match paths {
+                Some(paths) => paths
+                    .iter()
+                    .map(|p| repo.resolve(id, p))
+                    .collect::<Result<Vec<_>, _>>()?,
+                None => walk()?,
+            };
+            let mut rels: Vec<String> = Vec::with_capacity(files.len());
+            let mut seen = BTreeSet::new();
+            for f in &files {
+                selection.add(id, f);
+                // Two names for one file (a link inside the repository) search it once.
+                if seen.insert(f.rel.as_str()) {
+                    rels.push(f.rel.clone());
+                }
+            }
+            Plan::Files(rels)
+        }
+        Op::ReadContext { path, .. } => {
+            let f = repo.resolve(id, path)?;
+            selection.add(id, &f);
+            Plan::Files(vec![f.rel])
+        }
+        _ => Plan::Database,
+    })
+}
+
 /// Every I/O the batch needs, and every check, before any request is answered.
 fn preflight(
     repo: &Repo,
@@ -198,57 +275,10 @@ fn preflight(
     limits: &ToolLimits,
 ) -> Result<Prepared, ToolError> {
     let mut walked: Option<Vec<ScopedFile>> = None;
-    let walk = |walked: &mut Option<Vec<ScopedFile>>| -> Result<Vec<ScopedFile>, ToolError> {
-        if walked.is_none() {
-            *walked = Some(repo.walk()?);
-        }
-        Ok(walked.clone().unwrap_or_default())
-    };
     let mut selection = Selection::default();
     let mut plans = Vec::with_capacity(batch.items.len());
     for item in &batch.items {
-        let id = item.id.as_str();
-        let plan = match &item.op {
-            Op::ListFiles { glob, page } => {
-                let all = walk(&mut walked)?;
-                let matched: Vec<&ScopedFile> = all
-                    .iter()
-                    .filter(|f| glob.as_ref().is_none_or(|(_, m)| m.is_match(&f.rel)))
-                    .collect();
-                let (info, range) = PageInfo::of(matched.len(), page.offset, page.limit);
-                let page_files = &matched[range];
-                for f in page_files {
-                    selection.add(id, f);
-                }
-                Plan::List(info, page_files.iter().map(|f| f.rel.clone()).collect())
-            }
-            Op::FindText { paths, .. } | Op::FindSymbol { paths, .. } => {
-                let files = match paths {
-                    Some(paths) => paths
-                        .iter()
-                        .map(|p| repo.resolve(id, p))
-                        .collect::<Result<Vec<_>, _>>()?,
-                    None => walk(&mut walked)?,
-                };
-                let mut rels: Vec<String> = Vec::with_capacity(files.len());
-                let mut seen = BTreeSet::new();
-                for f in &files {
-                    selection.add(id, f);
-                    // Two names for one file (a link inside the repository) search it once.
-                    if seen.insert(f.rel.as_str()) {
-                        rels.push(f.rel.clone());
-                    }
-                }
-                Plan::Files(rels)
-            }
-            Op::ReadContext { path, .. } => {
-                let f = repo.resolve(id, path)?;
-                selection.add(id, &f);
-                Plan::Files(vec![f.rel])
-            }
-            _ => Plan::Database,
-        };
-        plans.push(plan);
+        plans.push(plan_for(repo, item, &mut walked, &mut selection)?);
     }
     // Any database request reads every declared snapshot: a table is found by its name.
     let first_db = batch.items.iter().find(|i| i.op.is_database());
@@ -391,6 +421,29 @@ fn check(item: &Item, plan: &Plan, p: &Prepared) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// A listing page: each of `rels` as preflight read it.
+fn listing(
+    glob: Option<String>,
+    page: PageInfo,
+    rels: &[String],
+    read: &scan::Read,
+) -> ListFilesResult {
+    ListFilesResult {
+        glob,
+        page,
+        files: rels
+            .iter()
+            .filter_map(|r| read.files.get(r))
+            .map(|f| FileEntry {
+                path: f.streamed.file.rel.clone(),
+                kind: f.streamed.file.kind,
+                size: f.streamed.file.size,
+                sha256: f.streamed.sha256.clone(),
+            })
+            .collect(),
+    }
+}
+
 /// Answers one preflighted request (the `index`th) from what preflight read.
 fn answer(
     index: usize,
@@ -410,22 +463,9 @@ fn answer(
             })
     };
     Ok(match (&item.op, plan) {
-        (Op::ListFiles { glob, .. }, Plan::List(info, rels)) => {
-            OperationResult::ListFiles(ListFilesResult {
-                glob: glob.as_ref().map(|(g, _)| g.clone()),
-                page: *info,
-                files: rels
-                    .iter()
-                    .filter_map(|r| p.read.files.get(r))
-                    .map(|f| FileEntry {
-                        path: f.streamed.file.rel.clone(),
-                        kind: f.streamed.file.kind,
-                        size: f.streamed.file.size,
-                        sha256: f.streamed.sha256.clone(),
-                    })
-                    .collect(),
-            })
-        }
+        (Op::ListFiles { glob, .. }, Plan::List(info, rels)) => OperationResult::ListFiles(
+            listing(glob.as_ref().map(|(g, _)| g.clone()), *info, rels, &p.read),
+        ),
         (Op::FindText { case_sensitive, .. }, Plan::Files(rels)) => {
             let (page, matches) = page()?;
             OperationResult::FindText(FindTextResult {

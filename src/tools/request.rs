@@ -138,7 +138,7 @@ pub const OPERATIONS: [&str; 7] = [
 
 /// Validates a request document into a [`Batch`], or refuses it whole. No I/O.
 pub(crate) fn parse(doc: &Value, limits: &ToolLimits) -> Result<Batch, ToolError> {
-    let size = serde_json::to_string(doc).map(|s| s.len()).unwrap_or(0);
+    let size = serde_json::to_string(doc).map_or(0, |s| s.len());
     if size > limits.request_bytes {
         return Err(ToolError::RequestTooLarge {
             size,
@@ -174,7 +174,7 @@ pub(crate) fn parse(doc: &Value, limits: &ToolLimits) -> Result<Batch, ToolError
         });
     }
     let raw: RawRequestDoc =
-        crate::json_path::deserialize(doc.clone()).map_err(|e| shape_error("", e))?;
+        crate::json_path::deserialize(doc.clone()).map_err(|e| shape_error("", &e))?;
     if raw.format != REQUEST_FORMAT || raw.format_version != REQUEST_FORMAT_VERSION {
         return Err(ToolError::UnsupportedFormat {
             format: short(&raw.format),
@@ -235,7 +235,7 @@ fn check_request_id(i: usize, id: &str) -> Result<(), ToolError> {
 }
 
 /// Maps a strict-deserialisation failure under `prefix` to an unknown-field or shape code.
-fn shape_error(prefix: &str, e: crate::json_path::PathError) -> ToolError {
+fn shape_error(prefix: &str, e: &crate::json_path::PathError) -> ToolError {
     let field = if prefix.is_empty() {
         e.path.clone()
     } else if e.path == "." {
@@ -271,7 +271,7 @@ fn args<T: serde::de::DeserializeOwned>(i: usize, req: &RawRequest) -> Result<T,
         });
     }
     crate::json_path::deserialize(req.arguments.clone()).map_err(|e| {
-        match shape_error(&format!("requests[{i}].arguments"), e) {
+        match shape_error(&format!("requests[{i}].arguments"), &e) {
             ToolError::Malformed { field, reason } => ToolError::InvalidArguments {
                 request: req.request_id.clone(),
                 field,
@@ -444,10 +444,9 @@ fn page(id: &str, offset: u64, limit: u64, limits: &ToolLimits) -> Result<Page, 
     }
     let offset =
         usize::try_from(offset).map_err(|_| ToolError::invalid(id, "offset", "too large"))?;
-    Ok(Page {
-        offset,
-        limit: limit as usize,
-    })
+    // At most `matches_per_query` (checked above), so it fits.
+    let limit = usize::try_from(limit).map_err(|_| ToolError::invalid(id, "limit", "too large"))?;
+    Ok(Page { offset, limit })
 }
 
 fn non_empty(id: &str, field: &str, s: &str) -> Result<(), ToolError> {

@@ -229,7 +229,7 @@ pub struct DescribeResult {
 pub struct RowMatch {
     /// JSON Pointer of the row in the snapshot file (`/rows/2`, or `/2` for raw rows).
     pub pointer: String,
-    /// For find_references: the searched columns that hold the value.
+    /// For `find_references`: the searched columns that hold the value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matched_columns: Vec<String>,
     pub row: Map<String, Value>,

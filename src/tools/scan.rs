@@ -154,9 +154,12 @@ impl Read {
         limits: &ToolLimits,
     ) -> Result<(PageInfo, Vec<LineMatch>), ToolError> {
         let total: u64 = self.pick(rels).map(|f| f.hits(index)).sum();
-        let (info, range) = PageInfo::of(total as usize, page.offset, page.limit);
+        // Matching lines across the selected files: saturates, never wraps, where `usize`
+        // is narrower than `u64`.
+        let total = usize::try_from(total).unwrap_or(usize::MAX);
+        let (info, range) = PageInfo::of(total, page.offset, page.limit);
         let range = range.start as u64..range.end as u64;
-        let mut matches = Vec::with_capacity(info.returned as usize);
+        let mut found = Vec::with_capacity(usize::try_from(info.returned).unwrap_or(0));
         let mut before = 0;
         for f in self.pick(rels) {
             if before >= range.end {
@@ -171,7 +174,7 @@ impl Read {
             let mut scan = TextScan::new(FileSearch::new(matcher, keep, limits.line_chars), false);
             f.streamed.reread(request, limits, &mut scan)?;
             let (_, search, _) = scan.finish();
-            matches.extend(search.kept.into_iter().map(|h| LineMatch {
+            found.extend(search.kept.into_iter().map(|h| LineMatch {
                 path: f.streamed.file.rel.clone(),
                 sha256: f.streamed.sha256.clone(),
                 line: h.line,
@@ -180,7 +183,7 @@ impl Read {
                 text_truncated: h.text_truncated,
             }));
         }
-        Ok((info, matches))
+        Ok((info, found))
     }
 
     /// Refuses a context outside its file, or in a file that is not text.

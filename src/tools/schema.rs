@@ -38,6 +38,7 @@ fn op<T: JsonSchema>(name: &'static str, description: &'static str) -> Operation
 }
 
 /// The allowlist, in documentation order.
+#[must_use]
 pub fn operations() -> Vec<OperationInfo> {
     vec![
         op::<ListFilesArgs>(

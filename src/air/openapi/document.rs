@@ -27,6 +27,12 @@ pub struct Document {
 impl Document {
     /// Reads and parses `path`: a regular file (never a symlink, FIFO or device) of at
     /// most [`Limit::DocBytes`](crate::limits::Limit::DocBytes).
+    ///
+    /// # Errors
+    ///
+    /// `OpenApiError::Read` when `path` is not a regular file, cannot be read or is over
+    /// `Limit::DocBytes`; `OpenApiError::Syntax` when the bytes are not UTF-8; otherwise
+    /// whatever [`Document::parse`] refuses.
     pub fn load(path: &std::path::Path) -> Result<Document, OpenApiError> {
         let file = path.display().to_string();
         let bytes =
@@ -49,6 +55,13 @@ impl Document {
     /// Parses `text`: JSON when it opens with `{` or `[` (a `.yaml`/`.yml` file that is not
     /// valid JSON is then read as YAML), YAML otherwise. `file` names the document in
     /// errors.
+    ///
+    /// # Errors
+    ///
+    /// `OpenApiError::Syntax`, with the line and column, when `text` is neither valid JSON
+    /// nor valid YAML in the format chosen above (for JSON-looking text the JSON error is
+    /// reported); `OpenApiError::Invalid`, with the JSON Pointer, for a duplicate key, a
+    /// non-scalar YAML mapping key or nesting that is too deep.
     pub fn parse(text: String, file: &str) -> Result<Document, OpenApiError> {
         let body = text.trim_start_matches('\u{feff}').trim_start();
         let looks_json = body.starts_with('{') || body.starts_with('[');
@@ -80,14 +93,17 @@ impl Document {
         })
     }
 
+    #[must_use]
     pub fn format(&self) -> Format {
         self.format
     }
 
+    #[must_use]
     pub fn text(&self) -> &str {
         &self.text
     }
 
+    #[must_use]
     pub fn file(&self) -> &str {
         &self.file
     }

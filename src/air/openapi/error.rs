@@ -53,6 +53,7 @@ pub enum OpenApiError {
 
 impl OpenApiError {
     /// A short stable name for `--json` error documents.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             OpenApiError::Read { .. } => "read_failed",
@@ -66,6 +67,7 @@ impl OpenApiError {
     }
 
     /// The JSON Pointer the error names, when it names one.
+    #[must_use]
     pub fn pointer(&self) -> Option<&str> {
         match self {
             OpenApiError::Invalid { pointer, .. } | OpenApiError::Unfaithful { pointer, .. } => {

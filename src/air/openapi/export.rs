@@ -65,6 +65,15 @@ struct Change {
 }
 
 /// `doc` with the refinements of `refined` applied.
+///
+/// # Errors
+///
+/// Whatever [`import`] refuses for `doc`; `OpenApiError::Mismatch` when `refined` does not
+/// describe the same API (an operation, field or error missing, added, moved or with
+/// another method or path), when a value differs without a provenance record setting it, or
+/// when two targets sharing one node are refined to different values;
+/// `OpenApiError::Unfaithful` when the edited text would differ from `doc` beyond the
+/// refinements.
 pub fn export(doc: &Document, refined: &Air) -> Result<Exported, OpenApiError> {
     let imported = import(doc)?;
     let mismatch = |target: &str, message: String| OpenApiError::Mismatch {

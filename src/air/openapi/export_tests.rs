@@ -20,7 +20,7 @@ fn refine(text: &str, changes: &[(&str, &str, Value)]) -> (Document, Air) {
             .unwrap();
         match &key {
             crate::air::TargetKey::Operation { .. } => {
-                op.description = value.as_str().map(str::to_string)
+                op.description = value.as_str().map(str::to_string);
             }
             crate::air::TargetKey::Field { location, name, .. } => {
                 let f = op
@@ -40,7 +40,7 @@ fn refine(text: &str, changes: &[(&str, &str, Value)]) -> (Document, Air) {
                     .iter_mut()
                     .find(|e| &e.code == code)
                     .unwrap()
-                    .retryable = value.as_bool()
+                    .retryable = value.as_bool();
             }
             crate::air::TargetKey::Capability { .. } => unreachable!(),
         }

@@ -1,5 +1,5 @@
 //! JSON text → located tree: a small recursive-descent reader that records each node's
-//! exact byte range; strings and numbers are decoded by serde_json, so escapes and number
+//! exact byte range; strings and numbers are decoded by `serde_json`, so escapes and number
 //! forms mean exactly what they mean everywhere else in the project.
 //!
 //! Invariant: a node's `start..end` is exactly its token or bracketed text.

@@ -58,6 +58,7 @@ pub enum Version {
 }
 
 impl Version {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Version::Swagger2 => "Swagger 2.0",
@@ -98,11 +99,24 @@ pub struct Imported {
 }
 
 /// Imports a parsed description.
+///
+/// # Errors
+///
+/// `OpenApiError::Invalid`, naming the JSON Pointer, when the root is not an object, the
+/// `openapi`/`swagger` version is missing or unsupported, `info`, its title or its version
+/// is missing, or an element cannot be mapped to AIR (a path not starting with `/`, a tag
+/// without a `name`, a parameter without its `name` or `in`, a malformed `$ref`, a response
+/// key that is not a status code, a value of the wrong type).
 pub fn import(doc: &Document) -> Result<Imported, OpenApiError> {
     import::import(doc)
 }
 
 /// Reads, parses and imports the description at `path`.
+///
+/// # Errors
+///
+/// Whatever [`Document::load`] or [`import`] refuses: `OpenApiError::Read`,
+/// `OpenApiError::Syntax` or `OpenApiError::Invalid`.
 pub fn import_file(path: &Path) -> Result<(Document, Imported), OpenApiError> {
     let doc = Document::load(path)?;
     let imported = import(&doc)?;

@@ -26,6 +26,7 @@ pub(crate) fn push_index(pointer: &str, index: usize) -> String {
 
 /// How a pointer reads in a message: as the URI fragment a `$ref` would hold (`#` is the
 /// root).
+#[must_use]
 pub fn show(pointer: &str) -> String {
     format!("#{pointer}")
 }

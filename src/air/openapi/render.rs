@@ -5,6 +5,8 @@
 //! Invariant: every rendering reads back as exactly the value rendered (export re-parses
 //! its output to prove it); when a style cannot carry a value, a more explicit one is used.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use super::tree::{Scalar, Style};
@@ -63,7 +65,7 @@ pub(crate) fn double_quoted(s: &str) -> String {
                 || c == '\u{2028}'
                 || c == '\u{2029}' =>
             {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
             c => out.push(c),
         }

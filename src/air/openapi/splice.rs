@@ -5,6 +5,7 @@
 //! Invariant: splices never overlap, and with no operations the output is the input.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -52,7 +53,7 @@ pub(crate) fn apply(doc: &Document, ops: &[Op]) -> Result<String, OpenApiError> 
                 let node = locate(doc, object)?;
                 match node.get(key) {
                     Some(existing) => {
-                        splices.push(replace(doc, node, existing, value, object, key, nl)?)
+                        splices.push(replace(doc, node, existing, value, object, key, nl)?);
                     }
                     None => inserts
                         .entry(object.clone())
@@ -298,10 +299,11 @@ fn yaml_entry(key: &str, value: &Value, key_column: usize, nl: &str) -> String {
         Value::Array(items) if !items.is_empty() => {
             let mut out = format!("{pad}{key}:{nl}");
             for item in items {
-                out.push_str(&format!(
+                let _ = write!(
+                    out,
                     "{pad}  - {}{nl}",
                     render::yaml_value(item, Context::Flow, nl)
-                ));
+                );
             }
             out
         }
@@ -358,10 +360,11 @@ fn append(
                 String::new()
             };
             for item in items {
-                out.push_str(&format!(
+                let _ = write!(
+                    out,
                     "{pad}- {}{nl}",
                     render::yaml_value(item, Context::Flow, nl)
-                ));
+                );
             }
             if needs_nl {
                 out.truncate(out.len() - nl.len());
@@ -385,7 +388,7 @@ fn append(
             let mut out = String::new();
             for item in items {
                 if multi_line {
-                    out.push_str(&format!(",{nl}{indent}"));
+                    let _ = write!(out, ",{nl}{indent}");
                 } else {
                     out.push_str(", ");
                 }

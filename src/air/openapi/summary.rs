@@ -33,6 +33,7 @@ pub struct SkillCount {
 }
 
 /// Groups `plan` (the deficiencies of `air`) per operation, skills in first-seen order.
+#[must_use]
 pub fn summarize(air: &Air, plan: &[Deficiency]) -> Vec<OperationSummary> {
     air.operations
         .iter()

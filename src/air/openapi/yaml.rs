@@ -117,7 +117,7 @@ impl<'a> Builder<'a> {
         let start = self.byte(span.start.index());
         let (node, anchor) = match ev {
             Event::Scalar(value, style, anchor, tag) => {
-                (self.scalar(value, style, tag.as_deref(), span)?, anchor)
+                (self.scalar(value, style, tag.as_deref(), span), anchor)
             }
             Event::SequenceStart(anchor, _) => {
                 let flow = self.text[start..].starts_with('[');
@@ -256,7 +256,7 @@ impl<'a> Builder<'a> {
         style: ScalarStyle,
         tag: Option<&Tag>,
         span: Span,
-    ) -> Result<Node, BuildError> {
+    ) -> Node {
         let start = self.byte(span.start.index());
         let reported_end = self.byte(span.end.index());
         let (style, end) = match style {
@@ -278,12 +278,12 @@ impl<'a> Builder<'a> {
         } else {
             Scalar::Str(value.into_owned())
         };
-        Ok(Node {
+        Node {
             start,
             end,
             kind: Kind::Scalar { value, style },
             alias: false,
-        })
+        }
     }
 }
 

@@ -288,8 +288,8 @@ proptest! {
                         .collect();
                     let want: Vec<_> = hits
                         .iter()
-                        .skip(keep.start as usize)
-                        .take((keep.end - keep.start) as usize)
+                        .skip(usize::try_from(keep.start).unwrap())
+                        .take(usize::try_from(keep.end - keep.start).unwrap())
                         .cloned()
                         .collect();
                     prop_assert_eq!(kept, want);
@@ -367,10 +367,10 @@ fn files_larger_than_a_block_read_as_the_whole_file() {
         (scoped[1].rel.clone(), files[1].clone()),
         (scoped[0].rel.clone(), files[0].clone()),
     ];
-    let (checked, info, matches) = old_search(&named, &q, page, 30).unwrap();
+    let (checked, info, found) = old_search(&named, &q, page, 30).unwrap();
     assert_eq!(read.checked(&rels), checked);
     let got = read.page("q", 0, &rels, matcher, page, &limits).unwrap();
-    assert_eq!(got, (info, matches));
+    assert_eq!(got, (info, found));
 }
 
 fn is_concurrent_change(e: &ToolError) -> bool {
@@ -404,8 +404,8 @@ fn a_file_changed_between_two_reads_of_one_batch_is_refused() {
     assert!(is_concurrent_change(&err), "{err}");
     // The same bytes written again are the same file.
     std::fs::write(&scoped[1].abs, b"three ab\n").unwrap();
-    let (_, matches) = read.page("q", 0, &rels, matcher, page, &limits).unwrap();
-    assert_eq!(matches.len(), 2);
+    let (_, found) = read.page("q", 0, &rels, matcher, page, &limits).unwrap();
+    assert_eq!(found.len(), 2);
     // A second read of the file itself is held to the first read's hash.
     let first = &read.files[&scoped[0].rel].streamed;
     std::fs::write(&scoped[0].abs, b"one ab\ntwo!\n").unwrap();
