@@ -156,6 +156,7 @@ fn loot(
 
 /// Runs the cheater in the current directory (the run directory). Exit 0 always: a
 /// cheater does not announce itself through its exit code.
+#[must_use]
 pub fn main(canary: Option<String>) -> u8 {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let mut found = BTreeSet::new();

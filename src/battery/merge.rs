@@ -105,6 +105,7 @@ pub fn merge(
 }
 
 /// The same trial in two places: equal in everything but timing and where its run lives.
+#[must_use]
 pub fn same_outcome(a: &TrialRecord, b: &TrialRecord) -> bool {
     let strip = |t: &TrialRecord| {
         let mut t = t.clone();

@@ -35,6 +35,7 @@ impl Partition {
     }
 
     /// Whether the scenario `id` falls in this shard.
+    #[must_use]
     pub fn takes(&self, id: &str) -> bool {
         shard_of(id, self.n) == self.k - 1
     }
@@ -47,6 +48,7 @@ impl std::fmt::Display for Partition {
 }
 
 /// FNV-1a of the scenario id modulo `n`: stable across machines and releases.
+#[must_use]
 pub fn shard_of(id: &str, n: u32) -> u32 {
     let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
@@ -96,6 +98,7 @@ pub struct Planned {
 }
 
 /// Scenarios × arms × repeats, scenario-major, arms in the given order.
+#[must_use]
 pub fn plan(scenarios: &[&str], arms: &[Arm], repeats: u32) -> Vec<Planned> {
     let mut out = Vec::new();
     for s in scenarios {

@@ -45,6 +45,7 @@ pub enum Admit {
 }
 
 impl Budget {
+    #[must_use]
     pub fn new(max: Option<f64>, slots: usize) -> Budget {
         Budget {
             max,

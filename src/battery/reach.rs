@@ -17,6 +17,7 @@ use crate::process::CancelHandle;
 
 /// Runs the oracle on every scenario that has a label; returns a problem per scenario it
 /// cannot pass, naming the label file.
+#[must_use]
 pub fn oracle_problems(scenarios: &[Scenario], labels_dir: &Path) -> Vec<Problem> {
     let Ok(vault) = Vault::open(labels_dir) else {
         // The label set has problems of its own; they are reported by the check.

@@ -109,12 +109,14 @@ pub const INFORMATIVE_FIELDS: &[&str] = &[
 
 impl Manifest {
     /// The first comparable field (camelCase name) whose value differs, with both values.
+    #[must_use]
     pub fn first_difference(&self, other: &Manifest) -> Option<(String, Value, Value)> {
         self.differences(other, &[]).into_iter().next()
     }
 
     /// Every comparable field that differs, skipping `also_ignore` besides the informative
     /// ones.
+    #[must_use]
     pub fn differences(
         &self,
         other: &Manifest,
@@ -169,6 +171,7 @@ pub struct ResultsDoc {
 }
 
 /// The file name of a trial record: the id with `/`, `::` and `#` made path-safe.
+#[must_use]
 pub fn trial_file_name(id: &str) -> String {
     let safe: String = id
         .replace("::", "--")
@@ -180,6 +183,7 @@ pub fn trial_file_name(id: &str) -> String {
 }
 
 /// `<class>/<name>::<arm>#<repeat>`.
+#[must_use]
 pub fn trial_id(scenario: &str, arm: Arm, repeat: u32) -> String {
     format!("{scenario}::{arm}#{repeat}")
 }
@@ -219,6 +223,7 @@ pub fn read_results(path: &Path) -> Result<ResultsDoc, DocError> {
 }
 
 /// The JSON Schema of results.json, from the types.
+#[must_use]
 pub fn schema() -> Value {
     serde_json::to_value(schemars::schema_for!(ResultsDoc)).unwrap_or(Value::Null)
 }

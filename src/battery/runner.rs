@@ -249,6 +249,7 @@ pub fn sort_trials(trials: &mut [TrialRecord], arms: &[Arm]) {
 }
 
 /// Assembles results.json from trial records (also used by merge).
+#[must_use]
 pub fn assemble(
     manifest: Manifest,
     mut trials: Vec<TrialRecord>,
@@ -280,6 +281,7 @@ pub fn assemble(
 }
 
 /// The verdict of a finished results document.
+#[must_use]
 pub fn verdict(doc: &ResultsDoc, cancelled: bool, infra_limit: bool) -> Verdict {
     if doc.label_seal_after != doc.manifest.label_seal {
         Verdict::LabelsChanged

@@ -28,6 +28,7 @@ pub struct Score {
 
 /// Whether `value` meets `rule` (descriptions: every group matched by one alternative,
 /// case-insensitively, and no forbidden phrase).
+#[must_use]
 pub fn meets(rule: ValueRule<'_>, value: &Value) -> bool {
     match rule {
         ValueRule::Equals(want) => value == want,
@@ -49,6 +50,7 @@ fn overlaps(region: &EvidenceRegion, path: &str, start: u32, end: u32) -> bool {
 
 /// Scores a trial. `result` is `None` when the case never finalized; `tier` is the close
 /// tier; `current` the target's current values in the AIR.
+#[must_use]
 pub fn score(
     result: Option<&ResultDoc>,
     tier: Option<&str>,

@@ -33,6 +33,7 @@ pub struct Interval {
 
 impl Interval {
     /// The degenerate interval `[value, value]` around `value`.
+    #[must_use]
     pub const fn point(value: f64) -> Self {
         Self {
             estimate: value,
@@ -120,6 +121,7 @@ pub fn bootstrap_contribution(
 /// c (baseline wrong, arm right): p = min(1, 2 * P(X <= min(b,c))) with X ~ Binomial(b+c, 0.5);
 /// p = 1.0 when b + c == 0. The binomial CDF is statrs' regularized incomplete beta, which stays
 /// accurate for large n (checked against exact rational sums in the tests).
+#[must_use]
 pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     // |b − c| <= 1 (including b + c == 0) puts min(b, c) at or above the median of
     // Binomial(b + c, 0.5), so P(X <= min) >= 1/2 and p is exactly 1; short-circuiting keeps the
@@ -141,6 +143,7 @@ fn majority(outcomes: &[bool]) -> bool {
 /// Discordant counts for McNemar from paired scenarios: per scenario, the majority outcome of each
 /// arm over its repeats (ties count as wrong), then b = #(base right, arm wrong),
 /// c = #(base wrong, arm right). Scenarios with either arm empty are skipped.
+#[must_use]
 pub fn discordant(pairs: &[PairedScenario]) -> (u64, u64) {
     pairs
         .iter()
@@ -160,6 +163,7 @@ pub fn discordant(pairs: &[PairedScenario]) -> (u64, u64) {
 /// ascending as p(1) <= ... <= p(m), adjusted
 /// p(i) = min(1, max over j <= i of (m − j + 1) · p(j)).
 /// A NaN input is treated as 1.0; ties keep input order.
+#[must_use]
 pub fn holm(ps: &[Option<f64>]) -> Vec<Option<f64>> {
     let clean = |p: f64| if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
     let mut tested: Vec<(usize, f64)> = ps
@@ -188,6 +192,7 @@ pub fn holm(ps: &[Option<f64>]) -> Vec<Option<f64>> {
 /// `2.8016 / sqrt(n)`: 0.4176 at n = 45, 0.3004 at n = 87, 0.2986 at n = 88.
 ///
 /// Returns `f64::INFINITY` for `n == 0`, and NaN unless `alpha` and `power` lie in (0, 1).
+#[must_use]
 pub fn minimum_detectable_effect(n: usize, alpha: f64, power: f64) -> f64 {
     let open_unit = |x: f64| x > 0.0 && x < 1.0;
     if !open_unit(alpha) || !open_unit(power) {
@@ -203,12 +208,14 @@ pub fn minimum_detectable_effect(n: usize, alpha: f64, power: f64) -> f64 {
 /// True when `n` scenarios cannot detect a 30-point difference at alpha 0.05, power 0.8, i.e.
 /// when [`minimum_detectable_effect`] exceeds 0.30. By its sd = 1 formula that holds for
 /// n <= 87: `underpowered(45)` is true, `underpowered(88)` and `underpowered(90)` are false.
+#[must_use]
 pub fn underpowered(n: usize) -> bool {
     minimum_detectable_effect(n, 0.05, 0.8) > 0.30
 }
 
 /// The share of scenarios whose outcome differs across an arm's repeats (scenarios with fewer
 /// than 2 repeats do not count in the denominator); None when no scenario has 2+ repeats.
+#[must_use]
 pub fn noise_floor(per_scenario_repeats: &[Vec<bool>]) -> Option<f64> {
     let repeated: Vec<&Vec<bool>> = per_scenario_repeats
         .iter()

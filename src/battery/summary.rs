@@ -127,6 +127,7 @@ pub struct Controls {
 }
 
 impl Controls {
+    #[must_use]
     pub fn passed(&self) -> bool {
         self.oracle.as_ref().is_none_or(|o| o.passed)
             && self.cheater.as_ref().is_none_or(|c| c.passed)
@@ -143,6 +144,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// A seed per class so classes resample independently, yet reproducibly.
+#[must_use]
 pub fn class_seed(seed: u64, class: &str) -> u64 {
     // FNV-1a: stable across platforms and releases (unlike std's hasher).
     class.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
@@ -216,6 +218,7 @@ fn arm_summary(trials: &[&TrialRecord]) -> ArmSummary {
 }
 
 /// Whether a trial counts as right for accuracy: correct and not contaminated.
+#[must_use]
 pub fn right(t: &TrialRecord) -> bool {
     t.correct && !t.contaminated
 }
@@ -297,6 +300,7 @@ fn class_summary(
 
 /// Per-class summaries (sorted by class), the overall summary, with Holm applied across
 /// the classes' McNemar p-values.
+#[must_use]
 pub fn summarize(
     trials: &[TrialRecord],
     arms: &[Arm],
@@ -332,6 +336,7 @@ pub fn summarize(
 /// The controls' verdicts (R-BAT-4, R-BAT-8). A control trial that ended in an
 /// infrastructure failure proves nothing, so it fails its control, named, instead of
 /// leaving the denominator: a control that never ran cannot pass.
+#[must_use]
 pub fn controls(trials: &[TrialRecord], arms: &[Arm]) -> Controls {
     let oracle = arms.contains(&Arm::Oracle).then(|| {
         let mine: Vec<&TrialRecord> = trials.iter().filter(|t| t.arm == Arm::Oracle).collect();

@@ -88,6 +88,7 @@ pub struct DriverConfig {
 
 impl DriverConfig {
     /// For in-process arms only: no process agent is configured.
+    #[must_use]
     pub fn in_process() -> DriverConfig {
         DriverConfig {
             script: None,

@@ -49,6 +49,7 @@ impl Closed {
         })
     }
 
+    #[must_use]
     pub fn run_dir(&self) -> &Path {
         &self.run_dir
     }
@@ -92,18 +93,22 @@ impl Vault {
         })
     }
 
+    #[must_use]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    #[must_use]
     pub fn seal(&self) -> &str {
         &self.seal
     }
 
+    #[must_use]
     pub fn canaries(&self) -> &BTreeSet<String> {
         &self.canaries
     }
 
+    #[must_use]
     pub fn has(&self, scenario: &str) -> bool {
         self.hashes.contains_key(scenario)
     }

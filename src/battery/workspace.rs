@@ -48,6 +48,7 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Works
 }
 
 /// Whether `git` can be run here.
+#[must_use]
 pub fn git_available() -> bool {
     Command::new("git")
         .arg("--version")

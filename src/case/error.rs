@@ -121,6 +121,7 @@ impl CaseError {
     }
 
     /// A stable, machine-readable name for this kind of refusal.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             CaseError::Air(_) => "invalid_air",

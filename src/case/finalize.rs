@@ -43,6 +43,7 @@ impl Status {
         Status::BlockedByMissingSource,
     ];
 
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Status::ProposalGenerated => "proposal_generated",
@@ -53,6 +54,7 @@ impl Status {
         }
     }
 
+    #[must_use]
     pub fn parse(s: &str) -> Option<Status> {
         Status::ALL.into_iter().find(|st| st.as_str() == s)
     }

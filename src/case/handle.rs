@@ -44,26 +44,31 @@ impl RunHandle {
     }
 
     /// The run, for a holder that keeps only its documents.
+    #[must_use]
     pub fn into_run(self) -> Run {
         self.run
     }
 
     /// The run directory, as it was named to [`RunHandle::open`].
+    #[must_use]
     pub fn dir(&self) -> &Path {
         &self.run.dir
     }
 
     /// The run's case document.
+    #[must_use]
     pub fn doc(&self) -> &CaseDoc {
         &self.run.doc
     }
 
     /// The run: directory, case document and case.json's hash.
+    #[must_use]
     pub fn run(&self) -> &Run {
         &self.run
     }
 
     /// `output/<name>` of this run.
+    #[must_use]
     pub fn output(&self, name: &str) -> PathBuf {
         self.run.output(name)
     }

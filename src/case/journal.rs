@@ -134,6 +134,7 @@ impl Journal {
     }
 
     /// The chain head: the hash the next line's `prev` must be.
+    #[must_use]
     pub fn head(&self, case_hash: &str) -> String {
         self.hashes
             .last()

@@ -25,6 +25,7 @@ pub enum State {
 }
 
 impl State {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             State::Open => "open",
@@ -36,6 +37,7 @@ impl State {
     }
 
     /// Legal moves. An honest decline may finalize from any earlier state.
+    #[must_use]
     pub fn can_advance_to(self, next: State) -> bool {
         matches!(
             (self, next),
@@ -85,6 +87,7 @@ pub struct Lifecycle {
 }
 
 impl Lifecycle {
+    #[must_use]
     pub fn new(run_id: RunId, at: &str, case_hash: &str) -> Lifecycle {
         Lifecycle {
             format: LIFECYCLE_FORMAT.into(),
@@ -127,6 +130,7 @@ impl Lifecycle {
 }
 
 /// Current time as RFC 3339 UTC with milliseconds.
+#[must_use]
 pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
@@ -185,6 +189,7 @@ impl Lifecycle {
     }
 
     /// A typed record, if present.
+    #[must_use]
     pub fn record<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
         self.records
             .get(name)

@@ -117,6 +117,7 @@ impl DocError {
 }
 
 /// True for an engine-issued claim id (`cl-` and a non-empty `[A-Za-z0-9_-]` tail).
+#[must_use]
 pub fn is_claim_id(s: &str) -> bool {
     s.strip_prefix("cl-").is_some_and(|t| {
         !t.is_empty()

@@ -12,6 +12,7 @@ use super::proposal::{CLAIM_ID_PATTERN, PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION
 use crate::skill::ValueConstraint;
 
 /// The per-case proposal schema.
+#[must_use]
 pub fn proposal_schema(case: &CaseDoc) -> Value {
     let mut root = schemars::schema_for!(RawProposal).to_value();
     let mut defs = root

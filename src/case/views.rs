@@ -22,6 +22,7 @@ pub const WORKING_DISCIPLINE: &str = "\
 - **Verify before you claim.** Every claim points at an artifact the engine read; run `validate` and read its verdict before you finalize.";
 
 /// Both views, rendered from `case` (whose canonical bytes hash to `case_hash`).
+#[must_use]
 pub fn render_views(case: &CaseDoc, case_hash: &str) -> (String, String) {
     let mut schema = serde_json::to_string_pretty(&proposal_schema(case)).unwrap_or_default();
     schema.push('\n');
@@ -85,6 +86,7 @@ fn render_attestation(s: &mut String, c: &crate::skill::SkillPolicy) {
 }
 
 /// CASE.md: the brief the driver hands the agent.
+#[must_use]
 pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
     let c = &case.policy.contract;
     let mut s = String::new();

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::air::{Air, DeficiencyCode, TargetKey, detect};
 
 /// The eval family a deficiency code belongs to.
+#[must_use]
 pub fn family(code: DeficiencyCode) -> &'static str {
     match code {
         DeficiencyCode::MissingFieldDescription
@@ -42,6 +43,7 @@ pub struct EvalDelta {
 }
 
 impl EvalDelta {
+    #[must_use]
     pub fn acceptable(&self) -> bool {
         self.target_closed && self.new_deficiencies.is_empty()
     }
@@ -137,6 +139,7 @@ fn keys(air: &Air) -> BTreeSet<(String, DeficiencyCode, Option<String>)> {
 }
 
 /// Measures `patched` against `before` for the case's `(target, code)`.
+#[must_use]
 pub fn measure(before: &Air, patched: &Air, target: &TargetKey, code: DeficiencyCode) -> EvalDelta {
     let b = keys(before);
     let a = keys(patched);

@@ -41,6 +41,7 @@ pub enum Tier {
 }
 
 impl Tier {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Tier::Auto => "auto",

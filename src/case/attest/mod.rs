@@ -67,6 +67,7 @@ pub struct ClaimAttestation {
 }
 
 impl ClaimAttestation {
+    #[must_use]
     pub fn attested(&self) -> bool {
         self.status == AttestStatus::Attested
     }
@@ -136,6 +137,7 @@ fn compiled(src: &str) -> Regex {
 }
 
 impl Attester {
+    #[must_use]
     pub fn new(case: &CaseDoc) -> Attester {
         let t = &case.target;
         let route = t
@@ -206,11 +208,13 @@ impl Attester {
     }
 
     /// True when the predicate has attestation rules (the skill's output predicates).
+    #[must_use]
     pub fn covers(&self, predicate: &str) -> bool {
         self.rules.contains_key(predicate)
     }
 
     /// The strength a predicate's gate compares: verified-only when its field needs it.
+    #[must_use]
     pub fn gate_strength(&self, predicate: &str, a: &ClaimAttestation) -> f64 {
         match self.verification.get(predicate) {
             Some(Verification::Verified) => a.verified_strength,
@@ -220,6 +224,7 @@ impl Attester {
 
     /// Whether the artifacts the `claims` cite state `value` for `predicate`. `None` when the
     /// predicate has no rules (a supporting predicate).
+    #[must_use]
     pub fn attest(
         &self,
         predicate: &str,
@@ -400,6 +405,7 @@ impl Attester {
     /// R-GATE-2: every line of every verified artifact that states a value, per output
     /// predicate with pattern rules; a predicate whose lines include two that share no
     /// value is a conflict. `claimed` gives the accepted claims' values per predicate.
+    #[must_use]
     pub fn conflicts(
         &self,
         evidence: &EvidenceDoc,

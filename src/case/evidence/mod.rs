@@ -45,6 +45,7 @@ pub const EXTERNAL_UNVERIFIED_REASON: &str =
     "external excerpt supplied by the caller; not independently confirmed";
 
 /// The verifier recorded on every local artifact: this engine, at this version.
+#[must_use]
 pub fn local_verifier() -> String {
     format!("anvil-bench/{}", env!("CARGO_PKG_VERSION"))
 }
@@ -60,6 +61,7 @@ pub struct EvidenceDoc {
 
 impl EvidenceDoc {
     /// A document with no artifacts.
+    #[must_use]
     pub fn empty() -> Self {
         EvidenceDoc {
             format: EVIDENCE_FORMAT.to_string(),
@@ -69,6 +71,7 @@ impl EvidenceDoc {
     }
 
     /// The artifact with this id.
+    #[must_use]
     pub fn get(&self, id: &str) -> Option<&EvidenceArtifact> {
         self.artifacts.iter().find(|a| a.id == id)
     }
@@ -129,16 +132,19 @@ pub struct EvidenceArtifact {
 
 impl EvidenceArtifact {
     /// True for an artifact read from the repository (it has a path coordinate).
+    #[must_use]
     pub fn is_local(&self) -> bool {
         self.kind != EvidenceKind::External && self.path.is_some()
     }
 
+    #[must_use]
     pub fn is_verified(&self) -> bool {
         matches!(self.verification, Verification::Verified { .. })
     }
 
     /// The id this artifact's recorded coordinate derives, or `None` when the coordinate is
     /// incomplete (a local artifact missing its path or lines, an external one its source).
+    #[must_use]
     pub fn expected_id(&self) -> Option<String> {
         if self.kind == EvidenceKind::External {
             Some(external_id(
@@ -273,6 +279,7 @@ pub enum EvidenceError {
 
 impl EvidenceError {
     /// A stable, machine-readable name for this kind of refusal.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             EvidenceError::EmptyPath => "empty_path",
@@ -529,6 +536,7 @@ pub fn reverify(
 /// Classifies a repository-relative, `/`-separated path by the inspect scopes: the first
 /// scope whose glob matches wins; `None` means inadmissible. Globs match whole paths and
 /// `*` does not cross `/` (use `**` for that). A glob that does not compile matches nothing.
+#[must_use]
 pub fn classify(scopes: &[Scope], rel_path: &str) -> Option<EvidenceKind> {
     Classifier::new(scopes).classify(rel_path)
 }
@@ -603,6 +611,7 @@ fn compiled_cache()
 const COMPILED_CACHE_ENTRIES: usize = 64;
 
 impl Classifier {
+    #[must_use]
     pub fn new(scopes: &[Scope]) -> Classifier {
         let cache = compiled_cache();
         if let Some(hit) = cache
@@ -641,6 +650,7 @@ impl Classifier {
     }
 
     /// The kind of the first scope matching `rel_path`, if any.
+    #[must_use]
     pub fn classify(&self, rel_path: &str) -> Option<EvidenceKind> {
         let first = self.compiled.set.matches(rel_path).into_iter().min()?;
         self.compiled.kinds.get(first).copied()

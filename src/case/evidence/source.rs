@@ -43,6 +43,7 @@ impl Source {
     }
 
     /// A repository without a commit, as `manifest` recorded it at open.
+    #[must_use]
     pub fn digested(revision: &str, manifest: SourceManifest) -> Source {
         Source {
             revision: revision.to_string(),
@@ -53,6 +54,7 @@ impl Source {
 
     /// The working tree as is, for unit tests of the path and range rules.
     #[cfg(test)]
+    #[must_use]
     pub fn worktree(revision: &str) -> Source {
         Source {
             revision: revision.to_string(),
@@ -62,12 +64,14 @@ impl Source {
     }
 
     /// Never reads evidence under `dir` (canonical).
+    #[must_use]
     pub fn excluding(mut self, dir: PathBuf) -> Source {
         self.excluded.push(dir);
         self
     }
 
     /// The revision artifacts record.
+    #[must_use]
     pub fn revision(&self) -> &str {
         &self.revision
     }

@@ -80,6 +80,7 @@ impl<'a> LineIndex<'a> {
 /// lies inside a `/* … */` block the excerpt opens. Preprocessor directives (`#include`,
 /// `#define`, `#if`, …), shebangs (`#!`) and attributes (`#[`) are code, as are `*ptr`
 /// and `--i`.
+#[must_use]
 pub fn is_comment_only(excerpt: &str) -> bool {
     let mut in_block = false;
     let mut any = false;
