@@ -176,6 +176,11 @@ pub enum ValueRule<'a> {
 
 impl ValueExpectation {
     /// The rule this expectation states, or why it states none or both.
+    ///
+    /// # Errors
+    ///
+    /// A message when the expectation gives both `equals` and
+    /// `mustMention`/`mustNotMention`, or neither `equals` nor `mustMention`.
     pub fn rule(&self) -> Result<ValueRule<'_>, &'static str> {
         let mentions = self.must_mention.is_some() || self.must_not_mention.is_some();
         match (&self.equals, mentions) {
@@ -389,6 +394,12 @@ pub fn load_labels(dir: &Path) -> (Vec<Label>, Vec<Problem>) {
 }
 
 /// Reads one label file (a regular file, never through a symlink).
+///
+/// # Errors
+///
+/// A [`Problem`] of kind `not_a_file` when `file` is a symlink, directory or special file,
+/// and `unparseable` when it cannot be read, is not JSON, is not a label of this format
+/// version, or has unknown keys.
 pub fn load_label(file: &Path) -> Result<LabelDoc, Problem> {
     if std::fs::symlink_metadata(file).is_ok_and(|m| !m.is_file()) {
         return Err(Problem::new(

@@ -17,6 +17,12 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Parses `hash:K/N`: shard K of N.
+    ///
+    /// # Errors
+    ///
+    /// A message naming `s` when it is not of the form `hash:K/N`, K or N is not a number,
+    /// or not 1 <= K <= N.
     pub fn parse(s: &str) -> Result<Partition, String> {
         let rest = s
             .strip_prefix("hash:")
@@ -66,6 +72,11 @@ pub struct Selector {
 
 impl Selector {
     /// The selected ids, in order. A glob that does not compile is an error naming it.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the `--scenario` glob that does not compile (or the glob set that
+    /// cannot be built).
     pub fn select<'a>(
         &self,
         ids: &'a [(String, String)],

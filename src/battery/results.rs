@@ -204,6 +204,12 @@ fn doc_error(file: &Path, message: impl Into<String>) -> DocError {
 }
 
 /// Reads a versioned battery document strictly (format, version, unknown keys by path).
+///
+/// # Errors
+///
+/// A [`DocError`] naming `file` when it cannot be read or is over the results size limit,
+/// is not JSON, has another `format` or `formatVersion`, or does not match `T` strictly
+/// (unknown keys named by path).
 pub fn read_versioned<T: serde::de::DeserializeOwned>(
     file: &Path,
     format: &str,
@@ -213,6 +219,11 @@ pub fn read_versioned<T: serde::de::DeserializeOwned>(
 }
 
 /// Reads `results.json` from a file or a results directory.
+///
+/// # Errors
+///
+/// The errors of [`read_versioned`] for `path` (or `path/results.json` for a directory):
+/// unreadable, not JSON, another format or version, or unknown keys.
 pub fn read_results(path: &Path) -> Result<ResultsDoc, DocError> {
     let file = if path.is_dir() {
         path.join(RESULTS_JSON)

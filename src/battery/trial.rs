@@ -43,6 +43,13 @@ pub struct Prepared {
 impl Prepared {
     /// Prepares `scenario`'s starting state under `<work_root>/templates/<random>`: a
     /// neutral path naming nothing of the corpus (R-BAT-7).
+    ///
+    /// # Errors
+    ///
+    /// A [`WorkspaceError`](super::workspace::WorkspaceError) when the template directory
+    /// cannot be created, the scenario repository holds anything but directories and
+    /// regular files (`Refused`) or cannot be copied, committing it with git fails (`Git`),
+    /// or the AIR cannot be read or written.
     pub fn new(
         scenario: &super::corpus::Scenario,
         work_root: &Path,
@@ -147,6 +154,14 @@ fn infra(what: &str, e: impl std::fmt::Display) -> TrialError {
 }
 
 /// Runs one trial of `scenario` by `arm`, repeat `repeat`.
+///
+/// # Errors
+///
+/// `TrialError::Infra` when the trial's repository cannot be prepared, the agent's
+/// infrastructure fails, or the case cannot be ended; `TrialError::Fatal` when case open
+/// refuses the scenario, the label set changed after its seal (or the arm may not be told
+/// the label), the scripted or command arm is misconfigured, or the run cannot be kept
+/// under `runs/`.
 pub fn run(
     scenario: &Arc<Prepared>,
     arm: Arm,

@@ -111,6 +111,11 @@ impl Lifecycle {
     }
 
     /// Moves to `next`, or says why it may not.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the rail and both states when the lifecycle does not allow moving
+    /// from the current state to `next`; the lifecycle is left unchanged.
     pub fn advance(&mut self, next: State, rail: &str, at: &str) -> Result<(), String> {
         if !self.state.can_advance_to(next) {
             return Err(format!(
@@ -152,6 +157,12 @@ impl Lifecycle {
     }
 
     /// Parses lifecycle bytes read from `path` strictly.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Corrupt` naming `path` when the bytes are not UTF-8, do not parse
+    /// strictly as a lifecycle (the field is named), or are of another format or format
+    /// version.
     pub fn parse(
         bytes: &[u8],
         path: &std::path::Path,
@@ -175,6 +186,12 @@ impl Lifecycle {
     }
 
     /// Writes `lifecycle.json` (staged when a rail is executing).
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Corrupt` if the lifecycle cannot be serialised, and `Io` when writing
+    /// lifecycle.json (or staging it during a rail) fails, including when it would be
+    /// written through a symlink.
     pub fn save(&self, run_dir: &std::path::Path) -> Result<(), super::error::CaseError> {
         let path = run_dir.join(super::layout::LIFECYCLE_JSON);
         let mut text =

@@ -130,6 +130,12 @@ pub fn is_claim_id(s: &str) -> bool {
 pub const CLAIM_ID_PATTERN: &str = "^cl-[A-Za-z0-9_-]+$";
 
 /// Parses `bytes` as the proposal of `case`, strictly. `document` names it in errors.
+///
+/// # Errors
+///
+/// A [`DocError`] of kind `syntax` when `bytes` are not UTF-8 or not valid JSON (a
+/// duplicate key included), `unknown_field` or `shape` when they do not match the
+/// proposal's structure, and the refusals of [`bind`].
 pub fn parse_proposal(bytes: &[u8], case: &CaseDoc, document: &str) -> Result<Proposal, DocError> {
     let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     let text = std::str::from_utf8(bytes)
@@ -150,6 +156,13 @@ pub fn parse_proposal(bytes: &[u8], case: &CaseDoc, document: &str) -> Result<Pr
 
 /// Checks a structurally parsed proposal against its case: constants, binding, boundary,
 /// value constraints and grounding shape.
+///
+/// # Errors
+///
+/// A [`DocError`] when a constant field is wrong, the target or patch target is malformed
+/// (`malformed_target`), the deficiency code is unknown (`unknown_deficiency`), the
+/// proposal is not bound to `case`'s target, deficiency or skill, the patch breaks the
+/// case's boundary or value constraints, or the grounding is malformed.
 pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal, DocError> {
     let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     check_constants(&raw, document)?;

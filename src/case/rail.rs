@@ -48,6 +48,11 @@ pub struct Broken {
 
 /// Checks that case.json, lifecycle.json, the journal chain and every file the engine
 /// wrote agree. Empty when the run is intact.
+///
+/// # Errors
+///
+/// `CaseError::Io` when a run file cannot be read to hash it (a symlink or special file
+/// included). Disagreements between the files are returned in the list, not as errors.
 pub fn integrity(
     run_dir: &Path,
     journal: &Journal,
@@ -250,6 +255,16 @@ fn ensure_intact(
 
 /// Runs `body` as rail `rail` on the run at `run_dir`, under the run lock, journaled and
 /// idempotent. `request` is the rail's input; its canonical hash is the body hash.
+///
+/// # Errors
+///
+/// `CaseError::Io` when the lock file cannot be opened, inspected or locked (a symlink or a
+/// non-regular file included) or the lock, journal or staged files cannot be written;
+/// `Corrupt` when a whole journal line does not parse; `Tampered` naming the first broken
+/// file when the run's integrity is broken; `BadIdempotencyKey` for a key that is empty or
+/// over 200 characters; `IdempotencyConflict` for a key already used with another body;
+/// `Replayed` when the key's saved call was refused. Otherwise whatever `body` returns; a
+/// refused body changes nothing but the journal.
 pub fn with_rail<T, F>(
     run_dir: &Path,
     rail: &str,
@@ -565,6 +580,12 @@ fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockStat
 
 /// `case verify`'s integrity check: under the run lock, completes an interrupted rail
 /// and reports every disagreement between the run's engine-owned files.
+///
+/// # Errors
+///
+/// `CaseError::Io` when the lock file cannot be opened or locked, or recovery of an
+/// interrupted rail or a read fails, and `Corrupt` when a whole journal line does not
+/// parse. Broken files are returned in the list, not as errors.
 pub fn check(run_dir: &Path) -> Result<Vec<Broken>, CaseError> {
     let mut lock = lock_run(run_dir)?;
     let (journal, state) = settle(run_dir, &mut lock)?;

@@ -153,6 +153,14 @@ pub fn claim_problems(claim: &RawClaim, case: &CaseDoc, evidence: &EvidenceDoc) 
 }
 
 /// Validates a claim request into a stored claim (the rail's check; freeze checks again).
+///
+/// # Errors
+///
+/// A [`DocError`] for document `add-claim` listing every problem, its kind taken from the
+/// first: `boundary` for a predicate outside the skill's vocabulary, `confidence` for a
+/// confidence outside [0, 1], `value` for an oversized value or one the predicate's field
+/// does not admit, and `grounding` when the claim cites no artifact, a missing one, or one
+/// of an inadmissible kind.
 pub fn admit_claim(
     input: ClaimInput,
     case: &CaseDoc,

@@ -52,6 +52,11 @@ impl ToolLimits {
 
     /// These limits with a case's overrides applied. An unknown name or a zero value is
     /// refused, never ignored.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the limit when an override is zero, too large for its field, or
+    /// names an unknown limit (the known names are listed).
     pub fn with_overrides(
         &self,
         overrides: &std::collections::BTreeMap<String, u64>,

@@ -161,6 +161,11 @@ fn rederived(run: &Run, lc: &Lifecycle) -> Result<(), Broken> {
 }
 
 /// Regenerates the views of `run` and compares them with the files on disk.
+///
+/// # Errors
+///
+/// `CaseError::Io` when a view file exists but cannot be read (a symlink or special file
+/// included). A missing or differing view is drift, not an error.
 pub fn drift(run: &Run) -> Result<Vec<Drift>, CaseError> {
     let (case_md, schema) = render_views(&run.doc, &run.case_hash);
     let mut out = Vec::new();

@@ -51,6 +51,11 @@ impl EvalDelta {
 
 /// Sets `set` on the target of `air` and clears the `inferred` marks for `proven`
 /// attributes (and for every attribute written).
+///
+/// # Errors
+///
+/// A message when `target` (its operation, field or error) is not in `air`, a key of `set`
+/// is not writable on that kind of target, or a value has the wrong type for its attribute.
 pub fn apply_patch(
     air: &mut Air,
     target: &TargetKey,

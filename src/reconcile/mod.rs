@@ -101,6 +101,18 @@ fn refuse(kind: &'static str, reason: String) -> CaseError {
 }
 
 /// `close`.
+///
+/// # Errors
+///
+/// The errors of opening the run (`NotARun`, `Io`, `Corrupt`); the rail envelope's refusals
+/// (see [`with_rail`]: an unusable lock file, a corrupt
+/// journal, broken integrity, a bad or conflicting idempotency key), then `Stale`, `Tamper`
+/// for a changed frozen file, and `Transition` unless the run is finalized. Specific to
+/// close: `CaseError::Rail` of kind `missing_output` without result.json, `source_changed`
+/// when frozen evidence no longer matches the repository, `patch_failed` or `missing_proof`
+/// when the result cannot be reconciled with the AIR, `nothing_to_apply`, `needs_approval`
+/// or `rejected` when `--apply` is asked of a result that cannot be applied, `Air` when the
+/// AIR no longer loads, and `Io` when the patched AIR cannot be written.
 pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<CloseDoc, CaseError> {
     let body = json!({"apply": req.apply, "approvedBy": req.approved_by});
     let handle = RunHandle::open(run_dir)?;

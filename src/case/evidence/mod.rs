@@ -88,6 +88,11 @@ impl EvidenceDoc {
     }
 
     /// Refuses a document of another format or version.
+    ///
+    /// # Errors
+    ///
+    /// `EvidenceError::UnsupportedFormat` when the document's `format` or `formatVersion`
+    /// is not the evidence format this engine writes.
     pub fn check_format(&self) -> Result<(), EvidenceError> {
         if self.format != EVIDENCE_FORMAT || self.format_version != EVIDENCE_FORMAT_VERSION {
             return Err(EvidenceError::UnsupportedFormat {
@@ -327,6 +332,15 @@ impl EvidenceError {
 /// `source` is the repository as the case opened it (R-GATE-3): the bytes come from it,
 /// and its revision is recorded in the artifact; `now` is the
 /// acquisition timestamp recorded verbatim.
+///
+/// # Errors
+///
+/// `EvidenceError::InvalidRange` when only one of `startLine`/`endLine` is given or the
+/// range lies outside the file; the path refusals of [`resolve_path`]; `OutOfScope` when no
+/// scope classifies the path; `InadmissibleKind` when the kind the scope (or a comment-only
+/// excerpt) yields is not in `admissible`; and the read refusals of `source` and of the
+/// text check (`file_too_large`, `binary_file`, `not_utf8`, `empty_file`, `not_committed`,
+/// `changed_since_open`, ...).
 pub fn acquire(
     repo_root: &Path,
     source: &Source,
@@ -414,6 +428,11 @@ pub fn acquire(
 
 /// Records a caller-supplied excerpt from outside the repository. It is always kind
 /// `external` and `unverified`.
+///
+/// # Errors
+///
+/// `EvidenceError::InvalidExternal` when `source` or `uri` is blank, `EmptyExcerpt` when
+/// `excerpt` is blank, and `InadmissibleKind` when `external` is not in `admissible`.
 pub fn acquire_external(
     source: &str,
     uri: &str,
@@ -459,10 +478,18 @@ pub fn acquire_external(
     })
 }
 
-/// Re-reads a local artifact's coordinate and fails when the bytes there changed
-/// (`source_changed`), the file is gone (`missing_file`), or the artifact does not agree
-/// with itself (`inconsistent_artifact`). External artifacts have nothing to re-read and
-/// are refused with `not_local`; callers skip them with [`EvidenceArtifact::is_local`].
+/// Re-reads a local artifact's coordinate and checks that the bytes there are still its
+/// excerpt.
+///
+/// # Errors
+///
+/// `EvidenceError::SourceChanged` when the bytes at the coordinate changed, the path now
+/// resolves to another file, is no longer UTF-8, or no longer has the artifact's lines;
+/// `MissingFile` and the other path refusals of [`resolve_path`] when the file is gone or
+/// unsafe to read; `InconsistentArtifact` when the artifact does not agree with itself (a
+/// local coordinate, its content hash, its id or its revision); and `NotLocal` for an
+/// external artifact, which has nothing to re-read (callers skip those with
+/// [`EvidenceArtifact::is_local`]).
 pub fn reverify(
     repo_root: &Path,
     source: &Source,

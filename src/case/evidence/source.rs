@@ -31,6 +31,11 @@ pub struct Source {
 
 impl Source {
     /// The repository at `revision` (a full commit id), read from git objects.
+    ///
+    /// # Errors
+    ///
+    /// `EvidenceError::Repository` when `root`'s git objects cannot be opened at `revision`
+    /// (not a repository, or no such commit).
     pub fn committed(root: &Path, revision: &str) -> Result<Source, EvidenceError> {
         let tree = Committed::open(root, revision).map_err(|e| EvidenceError::Repository {
             reason: e.to_string(),
