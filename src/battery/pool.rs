@@ -170,7 +170,9 @@ pub(crate) fn execute(
             }
         }
     });
-    let s = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let s = shared
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut not_run = s.not_run;
     let reason = if cancel.is_cancelled() {
         "cancelled"
@@ -200,7 +202,9 @@ struct Worker<'a> {
 
 impl Worker<'_> {
     fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Runs trials until the queue is empty, the battery is cancelled, or it must stop.

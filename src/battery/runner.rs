@@ -183,7 +183,7 @@ pub fn manifest(cfg: &Config, digest: String, seal: String, git: bool) -> Manife
         host: Host {
             os: std::env::consts::OS.into(),
             arch: std::env::consts::ARCH.into(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         },
         started_at: crate::case::lifecycle::now(),
         ended_at: None,

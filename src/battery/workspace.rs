@@ -89,7 +89,7 @@ fn copy(src: &Path, dst: &Path, special: Special) -> Result<Vec<String>, Workspa
             .map_err(io("read", &from))?
             .collect::<Result<_, _>>()
             .map_err(io("read", &from))?;
-        entries.sort_by_key(|e| e.file_name());
+        entries.sort_by_key(std::fs::DirEntry::file_name);
         for entry in entries {
             let path = entry.path();
             let target = to.join(entry.file_name());

@@ -74,7 +74,7 @@ pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
     if !staging_for(run_dir) {
         return crate::fsio::write_atomic(&run_dir.join(rel), bytes);
     }
-    let fence = STAGE.with(|s| s.borrow().as_ref().map(|st| st.fence).unwrap_or(0));
+    let fence = STAGE.with(|s| s.borrow().as_ref().map_or(0, |st| st.fence));
     let pending = pending_path(run_dir, rel, fence);
     crate::fsio::write_new(&pending, bytes)?;
     crate::fsio::crash_point("stage-written");
@@ -118,7 +118,7 @@ pub(super) fn begin(run_dir: &Path, fence: u64) {
             run_dir: run_dir.to_path_buf(),
             fence,
             files: BTreeMap::new(),
-        })
+        });
     });
 }
 

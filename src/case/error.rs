@@ -55,7 +55,7 @@ pub enum CaseError {
         expected: String,
         actual: String,
     },
-    #[error("run `{run}` is stale: {}", fields.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
+    #[error("run `{run}` is stale: {}", fields.iter().map(std::string::ToString::to_string).collect::<Vec<_>>().join("; "))]
     Stale {
         run: String,
         fields: Vec<StaleField>,

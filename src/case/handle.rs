@@ -181,12 +181,11 @@ impl RunHandle {
         repo: Option<&Path>,
     ) -> Result<VerifyReport, CaseError> {
         let run = &self.run;
-        let air = air
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| run.doc.inputs.air.clone().into());
-        let repo = repo
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| run.doc.inputs.repository.clone().into());
+        let air = air.map_or_else(|| run.doc.inputs.air.clone().into(), Path::to_path_buf);
+        let repo = repo.map_or_else(
+            || run.doc.inputs.repository.clone().into(),
+            Path::to_path_buf,
+        );
         let current: Current = current_world(&air, &repo);
         Ok(VerifyReport {
             format: "anvil-verify",

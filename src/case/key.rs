@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::air::TargetKey;
 use crate::canon::sha256_hex;
 
-/// Longest folded key before the hash suffix; keeps run paths well under NAME_MAX.
+/// Longest folded key before the hash suffix; keeps run paths well under `NAME_MAX`.
 const MAX_FOLDED: usize = 150;
 
 /// `<skill>--<target-key>`, path-safe and collision-free.

@@ -408,7 +408,10 @@ fn phases() -> Vec<Phase> {
     let phase = |name: &str, goal: &str, produces: &[&str]| Phase {
         name: name.into(),
         goal: goal.into(),
-        produces: produces.iter().map(|s| s.to_string()).collect(),
+        produces: produces
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
     };
     vec![
         phase(

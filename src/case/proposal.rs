@@ -322,7 +322,9 @@ fn check_patch(raw: &RawProposal, case: &CaseDoc, document: &str) -> Result<(), 
         }
         let constraint = contract.value_constraints.get(key.as_str());
         if !constraint.is_some_and(|c| c.admits(value)) {
-            let want = constraint.map(|c| c.describe()).unwrap_or_default();
+            let want = constraint
+                .map(crate::skill::ValueConstraint::describe)
+                .unwrap_or_default();
             return Err(err(
                 &at,
                 DocErrorKind::Value,

@@ -64,7 +64,7 @@ pub fn integrity(
             file: file.to_string(),
             field: field.to_string(),
             reason,
-        })
+        });
     };
     let hash_of =
         |rel: &str| -> Result<Option<String>, CaseError> { super::store::file_hash(run_dir, rel) };
@@ -102,7 +102,7 @@ pub fn integrity(
 fn check_output_dir(run_dir: &Path, broken: &mut impl FnMut(&str, &str, String)) {
     match std::fs::symlink_metadata(run_dir.join(OUTPUT_DIR)) {
         Ok(m) if m.file_type().is_symlink() => {
-            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into())
+            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into());
         }
         Ok(m) if !m.is_dir() => broken(OUTPUT_DIR, ".", "is not a directory".into()),
         _ => {}

@@ -77,7 +77,7 @@ impl ToolLimits {
                 "matchesPerQuery" => out.matches_per_query = small()?,
                 "contextLines" => {
                     out.context_lines =
-                        u32::try_from(value).map_err(|_| format!("`{name}` is too large"))?
+                        u32::try_from(value).map_err(|_| format!("`{name}` is too large"))?;
                 }
                 "lineChars" => out.line_chars = small()?,
                 "resultBytes" => out.result_bytes = small()?,

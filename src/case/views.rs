@@ -255,7 +255,7 @@ fn render_writable(s: &mut String, c: &crate::skill::SkillPolicy) {
         let constraint = c
             .value_constraints
             .get(&out.field)
-            .map(|v| v.describe())
+            .map(crate::skill::ValueConstraint::describe)
             .unwrap_or_default();
         let _ = writeln!(
             s,
@@ -379,11 +379,7 @@ fn render_expected_output(s: &mut String, case: &CaseDoc) {
         case.expected_output.proposal_format,
         case.expected_output.proposal_format_version
     );
-    let field = c
-        .outputs
-        .first()
-        .map(|o| o.field.as_str())
-        .unwrap_or("value");
+    let field = c.outputs.first().map_or("value", |o| o.field.as_str());
     let skeleton = serde_json::json!({
         "format": case.expected_output.proposal_format,
         "formatVersion": case.expected_output.proposal_format_version,

@@ -124,7 +124,7 @@ pub fn apply_patch(
                 match k.as_str() {
                     "retryable" => {
                         e.retryable =
-                            Some(v.as_bool().ok_or_else(|| format!("{v} is not a boolean"))?)
+                            Some(v.as_bool().ok_or_else(|| format!("{v} is not a boolean"))?);
                     }
                     other => return Err(format!("`{other}` is not writable on an error")),
                 }
@@ -159,9 +159,9 @@ pub fn measure(before: &Air, patched: &Air, target: &TargetKey, code: Deficiency
                     after: 0,
                 });
             if is_before {
-                e.before += 1
+                e.before += 1;
             } else {
-                e.after += 1
+                e.after += 1;
             }
         }
     }

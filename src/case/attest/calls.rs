@@ -105,7 +105,7 @@ fn call_re() -> &'static Regex {
 pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<String> {
     let mut out = Vec::new();
     for caps in call_re().captures_iter(masked) {
-        let open = caps.get(0).map(|m| m.end()).unwrap_or(0);
+        let open = caps.get(0).map_or(0, |m| m.end());
         let mut depth = 1i32;
         let mut close = None;
         for (i, c) in masked[open..].char_indices() {

@@ -261,7 +261,7 @@ impl Attester {
                     if rule.values.contains(value) {
                         lines.push(attested_line(a, &line, Some(rule)));
                     } else {
-                        others.extend(rule.values.iter().map(|v| v.to_string()));
+                        others.extend(rule.values.iter().map(std::string::ToString::to_string));
                     }
                 }
             }
@@ -390,8 +390,7 @@ impl Attester {
                     .iter()
                     .map(|l| l.kind)
                     .max_by(|a, b| a.strength().total_cmp(&b.strength()))
-                    .map(|k| k.as_str())
-                    .unwrap_or("none"),
+                    .map_or("none", crate::skill::EvidenceKind::as_str),
                 if missing.is_empty() {
                     String::new()
                 } else {
@@ -425,7 +424,7 @@ impl Attester {
                     }
                     let set = matched
                         .iter()
-                        .flat_map(|r| r.values.iter().map(|v| v.to_string()))
+                        .flat_map(|r| r.values.iter().map(std::string::ToString::to_string))
                         .collect();
                     let ls = matched
                         .iter()
@@ -525,7 +524,7 @@ fn attested_line(a: &EvidenceArtifact, line: &Line, rule: Option<&CompiledRule>)
         },
         line: line.number,
         kind: line.kind,
-        rule: rule.map(|r| r.id.clone()).unwrap_or(CONTENT_WORDS.into()),
+        rule: rule.map_or(CONTENT_WORDS.into(), |r| r.id.clone()),
         values: rule.map(|r| r.values.clone()).unwrap_or_default(),
         words: vec![],
         text,

@@ -599,7 +599,7 @@ pub fn in_scope_files(repo: &Path, scopes: &[Scope], limit: usize) -> Vec<(Strin
             if kind.is_dir() && name != ".git" {
                 stack.push((entry.path(), rel));
             } else if kind.is_file() && classifier.classify(&rel).is_some() {
-                out.push((rel, entry.metadata().map(|m| m.len()).unwrap_or(0)));
+                out.push((rel, entry.metadata().map_or(0, |m| m.len())));
                 if out.len() >= limit {
                     out.sort();
                     return out;
