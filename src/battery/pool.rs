@@ -56,7 +56,7 @@ impl Budget {
 
     fn mean(&self) -> f64 {
         if self.finished > 0 {
-            self.spent / self.finished as f64
+            self.spent / super::stats::from_count(self.finished)
         } else {
             0.0
         }
@@ -71,7 +71,7 @@ impl Budget {
         if free <= 0.0 || self.spent + self.mean() > max {
             return Admit::Stop;
         }
-        let cap = free / self.slots.saturating_sub(running).max(1) as f64;
+        let cap = free / super::stats::from_count(self.slots.saturating_sub(running).max(1));
         self.reserved += cap;
         Admit::Go(Some(cap))
     }

@@ -135,12 +135,16 @@ impl Controls {
 }
 
 fn share(num: usize, den: usize) -> Option<f64> {
-    (den > 0).then(|| num as f64 / den as f64)
+    (den > 0).then(|| stats::from_count(num) / stats::from_count(den))
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 { 0.0 } else { sum / n as f64 }
+    if n == 0 {
+        0.0
+    } else {
+        sum / stats::from_count(n)
+    }
 }
 
 /// A seed per class so classes resample independently, yet reproducibly.
@@ -207,11 +211,11 @@ fn arm_summary(trials: &[&TrialRecord]) -> ArmSummary {
         unsupported_claim_rate: share(unsupported as usize, claims as usize),
         contaminated: counted.iter().filter(|t| t.contaminated).count(),
         infra: trials.len() - n,
-        mean_tokens_in: mean(counted.iter().map(|t| t.tokens_in as f64)),
-        mean_tokens_out: mean(counted.iter().map(|t| t.tokens_out as f64)),
+        mean_tokens_in: mean(counted.iter().map(|t| stats::from_u64(t.tokens_in))),
+        mean_tokens_out: mean(counted.iter().map(|t| stats::from_u64(t.tokens_out))),
         mean_cost_usd: mean(counted.iter().map(|t| t.cost_usd)),
         mean_turns: mean(counted.iter().map(|t| f64::from(t.turns))),
-        mean_wall_ms: mean(counted.iter().map(|t| t.wall_ms as f64)),
+        mean_wall_ms: mean(counted.iter().map(|t| stats::from_u64(t.wall_ms))),
         total_cost_usd: counted.iter().map(|t| t.cost_usd).sum(),
         noise_floor: stats::noise_floor(&repeats),
     }
@@ -247,7 +251,7 @@ fn contribution(
     let interval = stats::bootstrap_contribution(&pairs, class_seed(seed, class), RESAMPLES)?;
     let (b, c) = stats::discordant(&pairs);
     let points = interval.estimate * 100.0;
-    let tokens = (arm.mean_tokens_in + arm.mean_tokens_out) * arm.n as f64;
+    let tokens = (arm.mean_tokens_in + arm.mean_tokens_out) * stats::from_count(arm.n);
     Some(Contribution {
         arm: investigator,
         estimate: interval.estimate,

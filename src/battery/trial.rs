@@ -106,7 +106,7 @@ impl DriverConfig {
             },
             model: None,
             env: vec![],
-            timeout: Duration::from_secs(600),
+            timeout: Duration::from_mins(10),
             max_turns: None,
             hidden: vec![],
             engine: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench")),
@@ -272,7 +272,7 @@ fn run_in(
         tokens_out: investigation.tokens_out,
         cost_usd: investigation.cost_usd,
         turns: investigation.turns,
-        wall_ms: started.elapsed().as_millis() as u64,
+        wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         start_digest: world.start_digest.clone(),
         run: Some(format!("{RUNS_DIR}/{stem}")),
     })

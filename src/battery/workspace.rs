@@ -171,7 +171,12 @@ pub fn tree_digest(dir: &Path) -> Result<String, WorkspaceError> {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut out, b| {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{b:02x}");
+        out
+    })
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {

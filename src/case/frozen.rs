@@ -39,10 +39,10 @@ pub fn load_frozen(run: Run, lc: &Lifecycle) -> Result<Frozen, CaseError> {
     let claims = store::claims(&run.dir)?;
     let research = rederive_research(&run, lc, &evidence, &claims)?;
     Ok(Frozen {
+        run,
         evidence,
         claims,
         research,
-        run,
     })
 }
 
@@ -114,7 +114,7 @@ fn rederive_validation(
         return Ok(None);
     };
     let mut again = evaluate(frozen)?;
-    again.at = recorded.at.clone();
+    again.at.clone_from(&recorded.at);
     if again != recorded {
         return Err(CaseError::Tampered {
             file: LIFECYCLE_JSON.into(),

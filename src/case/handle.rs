@@ -506,13 +506,12 @@ fn store_artifact(
         id: artifact.id.clone(),
         content_hash: artifact.content_hash.clone(),
     };
-    match doc.get(&artifact.id) {
-        Some(first) => *stored = Some(first.clone()),
-        None => {
-            *stored = Some(artifact.clone());
-            doc.insert(artifact);
-            store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
-        }
+    if let Some(first) = doc.get(&artifact.id) {
+        *stored = Some(first.clone());
+    } else {
+        *stored = Some(artifact.clone());
+        doc.insert(artifact);
+        store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
     }
     Ok(saved)
 }

@@ -93,7 +93,7 @@ pub fn integrity(
     }
     check_chain(journal, &lc, anchor, &mut broken);
     check_lifecycle_writer(journal, &lc, &mut broken);
-    check_engine_writes(journal, lc_hash, &hash_of, &mut broken)?;
+    check_engine_writes(journal, lc_hash.as_deref(), &hash_of, &mut broken)?;
     Ok(out)
 }
 
@@ -125,7 +125,7 @@ fn check_chain(
                 format!("is {}, but the line before hashes to {prev}", entry.prev),
             );
         }
-        prev = journal.hashes[i].clone();
+        prev.clone_from(&journal.hashes[i]);
     }
     // The lock anchors the chain's end.
     let n = journal.entries.len() as u64;
@@ -207,7 +207,7 @@ fn check_lifecycle_writer(
 /// re-derived from them.
 fn check_engine_writes(
     journal: &Journal,
-    lc_hash: Option<String>,
+    lc_hash: Option<&str>,
     hash_of: &impl Fn(&str) -> Result<Option<String>, CaseError>,
     broken: &mut impl FnMut(&str, &str, String),
 ) -> Result<(), CaseError> {
@@ -221,7 +221,7 @@ fn check_engine_writes(
     }
     for (rel, hash) in last_write {
         let now = if rel == LIFECYCLE_JSON {
-            lc_hash.clone()
+            lc_hash.map(str::to_string)
         } else {
             hash_of(rel)?
         };

@@ -326,10 +326,7 @@ fn reconcile_supported(
         .into_iter()
         .collect();
     let frozen = load_frozen(run.clone(), lc)?;
-    let tier = if !delta.acceptable() {
-        reasons.push("proving the current value does not close the deficiency".into());
-        Tier::Reject
-    } else {
+    let tier = if delta.acceptable() {
         if contract.safety_sensitive.holds(&set) {
             reasons.push("safety-sensitive skill".into());
         }
@@ -345,6 +342,9 @@ fn reconcile_supported(
         } else {
             Tier::Review
         }
+    } else {
+        reasons.push("proving the current value does not close the deficiency".into());
+        Tier::Reject
     };
     let ids = frozen
         .claims

@@ -15,7 +15,6 @@ fn split_top(s: &str) -> Vec<&str> {
     for (i, c) in s.char_indices() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
             (None, '"' | '\'' | '`') => quote = Some(c),
             (None, '(' | '[' | '{' | '<') => depth += 1,
             // `>` also ends `=>` and `->`: only a bracket when one is open.
@@ -24,6 +23,7 @@ fn split_top(s: &str) -> Vec<&str> {
                 out.push(&s[from..i]);
                 from = i + 1;
             }
+            // Inside a quote, or any other character.
             _ => {}
         }
     }

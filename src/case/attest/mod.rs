@@ -112,8 +112,8 @@ pub struct Attester {
     verification: BTreeMap<String, Verification>,
 }
 
-fn compile(src: &Option<String>) -> Option<Regex> {
-    src.as_deref().map(compiled)
+fn compile(src: Option<&str>) -> Option<Regex> {
+    src.map(compiled)
 }
 
 /// `src` compiled once per process: re-derivation builds an attester several times per
@@ -177,10 +177,10 @@ impl Attester {
                                 CompiledRule {
                                     id: r.id.clone(),
                                     values: r.values.clone(),
-                                    pattern: compile(&p).expect("a rule has a pattern"),
-                                    unless: compile(&u),
-                                    context: compile(&c),
-                                    unless_context: compile(&uc),
+                                    pattern: compile(p.as_deref()).expect("a rule has a pattern"),
+                                    unless: compile(u.as_deref()),
+                                    context: compile(c.as_deref()),
+                                    unless_context: compile(uc.as_deref()),
                                 }
                             })
                             .collect(),
@@ -478,9 +478,12 @@ fn scan<'a, 'r>(
 ) -> Vec<(Line<'a>, Vec<&'r CompiledRule>)> {
     let read = lines::read(a, spelling);
     let matched: Vec<Vec<&CompiledRule>> = (0..read.len())
-        .map(|i| match read[i].in_scope {
-            true => rules.iter().filter(|r| fires(r, &read, i)).collect(),
-            false => vec![],
+        .map(|i| {
+            if read[i].in_scope {
+                rules.iter().filter(|r| fires(r, &read, i)).collect()
+            } else {
+                vec![]
+            }
         })
         .collect();
     read.into_iter()
