@@ -134,6 +134,10 @@ pub fn bootstrap_contribution(
 /// c (baseline wrong, arm right): p = min(1, 2 * P(X <= min(b,c))) with X ~ Binomial(b+c, 0.5);
 /// p = 1.0 when b + c == 0. The binomial CDF is statrs' regularized incomplete beta, which stays
 /// accurate for large n (checked against exact rational sums in the tests).
+///
+/// # Panics
+///
+/// Never: a binomial with p = 0.5 is valid for every `n`, which the `expect` states.
 #[must_use]
 pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     // |b − c| <= 1 (including b + c == 0) puts min(b, c) at or above the median of

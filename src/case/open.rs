@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 
 use globset::Glob;
 
-use super::doc::*;
+use super::doc::{
+    CASE_FORMAT, CASE_FORMAT_VERSION, CaseDoc, CasePolicy, Context, DeclaredSnapshot,
+    ExpectedOutput, Identity, Inputs, Phase, Procedure, SkillRef, TargetSnapshot, Task, Workspace,
+};
 use super::error::CaseError;
 use super::key::{CaseKey, RunId};
 use super::layout::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, SOURCE_JSON, WORKSPACE_DIR};
