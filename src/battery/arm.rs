@@ -61,6 +61,7 @@ impl Arm {
         Arm::Command,
     ];
 
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Arm::Baseline => "baseline",
@@ -76,11 +77,13 @@ impl Arm {
         }
     }
 
+    #[must_use]
     pub fn parse(s: &str) -> Option<Arm> {
         Arm::ALL.into_iter().find(|a| a.as_str() == s)
     }
 
     /// Same inputs, same outcome: a repeat that disagrees is a defect (R-BAT-10).
+    #[must_use]
     pub fn deterministic(self) -> bool {
         matches!(
             self,
@@ -89,17 +92,20 @@ impl Arm {
     }
 
     /// The controls run beside the arms and are judged, not scored for contribution.
+    #[must_use]
     pub fn is_control(self) -> bool {
         matches!(self, Arm::Oracle | Arm::CheaterReach | Arm::CheaterHanded)
     }
 
     /// An arm that spends a model's tokens (its trials may fail for infrastructure reasons
     /// and cost money).
+    #[must_use]
     pub fn uses_model(self) -> bool {
         matches!(self, Arm::ClaudeCode | Arm::Codex)
     }
 
     /// An arm that runs a separate agent process.
+    #[must_use]
     pub fn spawns(self) -> bool {
         matches!(
             self,

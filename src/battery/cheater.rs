@@ -51,18 +51,18 @@ fn candidates(cwd: &Path) -> Vec<PathBuf> {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             break;
         };
-        let ppid = stat
+        let parent = stat
             .rsplit(')')
             .next()
             .and_then(|rest| rest.split_whitespace().nth(1))
             .and_then(|p| p.parse::<u32>().ok());
-        let Some(ppid) = ppid.filter(|p| *p > 1) else {
+        let Some(parent) = parent.filter(|p| *p > 1) else {
             break;
         };
-        if let Ok(dir) = std::fs::read_link(format!("/proc/{ppid}/cwd")) {
+        if let Ok(dir) = std::fs::read_link(format!("/proc/{parent}/cwd")) {
             starts.push(dir);
         }
-        if let Ok(cmd) = std::fs::read(format!("/proc/{ppid}/cmdline")) {
+        if let Ok(cmd) = std::fs::read(format!("/proc/{parent}/cmdline")) {
             for arg in cmd.split(|b| *b == 0) {
                 let arg = String::from_utf8_lossy(arg);
                 if arg.starts_with('/') {
@@ -70,7 +70,7 @@ fn candidates(cwd: &Path) -> Vec<PathBuf> {
                 }
             }
         }
-        pid = ppid;
+        pid = parent;
     }
     for (_, v) in std::env::vars() {
         if v.starts_with('/') && Path::new(&v).is_dir() {
@@ -156,6 +156,7 @@ fn loot(
 
 /// Runs the cheater in the current directory (the run directory). Exit 0 always: a
 /// cheater does not announce itself through its exit code.
+#[must_use]
 pub fn main(canary: Option<String>) -> u8 {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let mut found = BTreeSet::new();

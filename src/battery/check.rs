@@ -49,6 +49,7 @@ pub struct Report {
 }
 
 impl Report {
+    #[must_use]
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
     }
@@ -60,6 +61,7 @@ fn canary_pattern() -> &'static Regex {
 }
 
 /// Checks the corpus under `scenarios_dir` against the labels under `labels_dir`.
+#[must_use]
 pub fn check(scenarios_dir: &Path, labels_dir: &Path, opts: Options) -> Report {
     let (scenarios, mut problems) = load_scenarios(scenarios_dir);
     let (labels, label_problems) = load_labels(labels_dir);

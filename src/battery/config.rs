@@ -37,6 +37,7 @@ pub struct Config {
 
 impl Config {
     /// Baseline, the investigator, then the controls.
+    #[must_use]
     pub fn arms(&self) -> Vec<Arm> {
         let mut arms = vec![Arm::Baseline];
         if self.investigator != Arm::Baseline {

@@ -54,6 +54,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Scans every file under each `(label, root)`.
+#[must_use]
 pub fn scan(roots: &[(&str, &Path)], set: &BTreeSet<String>) -> Findings {
     let mut out = Findings::default();
     for (label, root) in roots {

@@ -51,6 +51,7 @@ impl Class {
         Class::Tautological,
     ];
 
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Documented => "documented",
@@ -89,6 +90,7 @@ pub enum Language {
 }
 
 impl Language {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Language::Rust => "rust",
@@ -174,6 +176,11 @@ pub enum ValueRule<'a> {
 
 impl ValueExpectation {
     /// The rule this expectation states, or why it states none or both.
+    ///
+    /// # Errors
+    ///
+    /// A message when the expectation gives both `equals` and
+    /// `mustMention`/`mustNotMention`, or neither `equals` nor `mustMention`.
     pub fn rule(&self) -> Result<ValueRule<'_>, &'static str> {
         let mentions = self.must_mention.is_some() || self.must_not_mention.is_some();
         match (&self.equals, mentions) {
@@ -232,12 +239,15 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    #[must_use]
     pub fn file(&self) -> PathBuf {
         self.dir.join(SCENARIO_JSON)
     }
+    #[must_use]
     pub fn air(&self) -> PathBuf {
         self.dir.join(AIR_JSON)
     }
+    #[must_use]
     pub fn repo(&self) -> PathBuf {
         self.dir.join(REPO_DIR)
     }
@@ -283,6 +293,7 @@ fn entries(dir: &Path, dirs: bool, problems: &mut Vec<Problem>) -> std::io::Resu
 
 /// Every symlink or other non-regular, non-directory entry under `dir`, sorted (none is
 /// followed).
+#[must_use]
 pub fn special_files(dir: &Path) -> Vec<PathBuf> {
     walk(dir, |ty| !ty.is_dir() && !ty.is_file())
 }
@@ -330,6 +341,7 @@ fn per_class(
 }
 
 /// Reads every `scenarios/<class>/<name>/scenario.json` under `dir`.
+#[must_use]
 pub fn load_scenarios(dir: &Path) -> (Vec<Scenario>, Vec<Problem>) {
     let mut scenarios = Vec::new();
     let mut problems = Vec::new();
@@ -382,6 +394,12 @@ pub fn load_labels(dir: &Path) -> (Vec<Label>, Vec<Problem>) {
 }
 
 /// Reads one label file (a regular file, never through a symlink).
+///
+/// # Errors
+///
+/// A [`Problem`] of kind `not_a_file` when `file` is a symlink, directory or special file,
+/// and `unparseable` when it cannot be read, is not JSON, is not a label of this format
+/// version, or has unknown keys.
 pub fn load_label(file: &Path) -> Result<LabelDoc, Problem> {
     if std::fs::symlink_metadata(file).is_ok_and(|m| !m.is_file()) {
         return Err(Problem::new(
@@ -395,6 +413,7 @@ pub fn load_label(file: &Path) -> Result<LabelDoc, Problem> {
 
 /// The labels commitment: sha256 over the canonical JSON of every label, sorted by scenario
 /// id, as `sha256:<hex>`. Key order and whitespace in the files do not change it.
+#[must_use]
 pub fn seal(labels: &[Label]) -> String {
     let mut docs: Vec<&LabelDoc> = labels.iter().map(|l| &l.doc).collect();
     docs.sort_by(|a, b| a.scenario.cmp(&b.scenario));
@@ -430,6 +449,7 @@ fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<PathBuf> {
 }
 
 /// Number of lines in `bytes`: newlines, plus one for a final unterminated line.
+#[must_use]
 pub fn line_count(bytes: &[u8]) -> usize {
     let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
     newlines + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))

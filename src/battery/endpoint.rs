@@ -32,6 +32,12 @@ impl Drop for Endpoint {
 }
 
 /// Resolves `spec`: `replay:heuristic`, `replay:script=FILE`, or an `http(s)://` URL.
+///
+/// # Errors
+///
+/// A message when `spec` is none of the three forms, the replay script cannot be read or
+/// parsed, the replay server cannot be built, or no loopback port can be bound or its
+/// serving thread spawned.
 pub fn start(spec: &str, transcript: Option<PathBuf>) -> Result<Endpoint, String> {
     let player = if spec == "replay:heuristic" {
         Player::Heuristic

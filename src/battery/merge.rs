@@ -15,6 +15,13 @@ use super::runner::{BatteryError, assemble};
 
 /// Merges the results directories `shards` into `out` (which must be new or empty);
 /// `force` merges despite differing manifests (the differences are still returned).
+///
+/// # Errors
+///
+/// `BatteryError::Input` when `shards` is empty, a shard's results.json cannot be read,
+/// `out` exists and is not empty, or the merged directory cannot be written;
+/// `BatteryError::Incompatible` when two shards' manifests differ (unless `force`) or the
+/// same trial is in two shards with different outcomes.
 pub fn merge(
     shards: &[PathBuf],
     out: &Path,
@@ -105,6 +112,7 @@ pub fn merge(
 }
 
 /// The same trial in two places: equal in everything but timing and where its run lives.
+#[must_use]
 pub fn same_outcome(a: &TrialRecord, b: &TrialRecord) -> bool {
     let strip = |t: &TrialRecord| {
         let mut t = t.clone();

@@ -66,6 +66,12 @@ fn two_values(constraint: Option<&ValueConstraint>) -> (Value, Value) {
 
 /// Plays the label through the rails on the open run at `run_dir`; always tries to end
 /// finalized (a rail's refusal is recorded as the reason of an honest decline).
+///
+/// # Errors
+///
+/// The errors of opening the run at `run_dir` (`NotARun`, `Io`, `Corrupt`), and of the
+/// final decline when even it is refused. A refusal while playing the label is not
+/// returned: it becomes the reason of the decline.
 pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, CaseError> {
     let case = crate::case::RunHandle::open(run_dir)?.into_run().doc;
     let agent = Agent {

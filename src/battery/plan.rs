@@ -17,6 +17,12 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Parses `hash:K/N`: shard K of N.
+    ///
+    /// # Errors
+    ///
+    /// A message naming `s` when it is not of the form `hash:K/N`, K or N is not a number,
+    /// or not 1 <= K <= N.
     pub fn parse(s: &str) -> Result<Partition, String> {
         let rest = s
             .strip_prefix("hash:")
@@ -35,6 +41,7 @@ impl Partition {
     }
 
     /// Whether the scenario `id` falls in this shard.
+    #[must_use]
     pub fn takes(&self, id: &str) -> bool {
         shard_of(id, self.n) == self.k - 1
     }
@@ -47,6 +54,7 @@ impl std::fmt::Display for Partition {
 }
 
 /// FNV-1a of the scenario id modulo `n`: stable across machines and releases.
+#[must_use]
 pub fn shard_of(id: &str, n: u32) -> u32 {
     let h = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
@@ -64,6 +72,11 @@ pub struct Selector {
 
 impl Selector {
     /// The selected ids, in order. A glob that does not compile is an error naming it.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the `--scenario` glob that does not compile (or the glob set that
+    /// cannot be built).
     pub fn select<'a>(
         &self,
         ids: &'a [(String, String)],
@@ -96,6 +109,7 @@ pub struct Planned {
 }
 
 /// Scenarios × arms × repeats, scenario-major, arms in the given order.
+#[must_use]
 pub fn plan(scenarios: &[&str], arms: &[Arm], repeats: u32) -> Vec<Planned> {
     let mut out = Vec::new();
     for s in scenarios {

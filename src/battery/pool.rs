@@ -45,6 +45,7 @@ pub enum Admit {
 }
 
 impl Budget {
+    #[must_use]
     pub fn new(max: Option<f64>, slots: usize) -> Budget {
         Budget {
             max,
@@ -55,7 +56,7 @@ impl Budget {
 
     fn mean(&self) -> f64 {
         if self.finished > 0 {
-            self.spent / self.finished as f64
+            self.spent / super::stats::from_count(self.finished)
         } else {
             0.0
         }
@@ -70,7 +71,7 @@ impl Budget {
         if free <= 0.0 || self.spent + self.mean() > max {
             return Admit::Stop;
         }
-        let cap = free / self.slots.saturating_sub(running).max(1) as f64;
+        let cap = free / super::stats::from_count(self.slots.saturating_sub(running).max(1));
         self.reserved += cap;
         Admit::Go(Some(cap))
     }
@@ -169,7 +170,9 @@ pub(crate) fn execute(
             }
         }
     });
-    let s = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let s = shared
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut not_run = s.not_run;
     let reason = if cancel.is_cancelled() {
         "cancelled"
@@ -199,7 +202,9 @@ struct Worker<'a> {
 
 impl Worker<'_> {
     fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
-        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Runs trials until the queue is empty, the battery is cancelled, or it must stop.

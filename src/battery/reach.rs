@@ -17,6 +17,7 @@ use crate::process::CancelHandle;
 
 /// Runs the oracle on every scenario that has a label; returns a problem per scenario it
 /// cannot pass, naming the label file.
+#[must_use]
 pub fn oracle_problems(scenarios: &[Scenario], labels_dir: &Path) -> Vec<Problem> {
     let Ok(vault) = Vault::open(labels_dir) else {
         // The label set has problems of its own; they are reported by the check.
@@ -38,12 +39,12 @@ pub fn oracle_problems(scenarios: &[Scenario], labels_dir: &Path) -> Vec<Problem
     let problems = Mutex::new(Vec::new());
     let driver = DriverConfig::in_process();
     let cancel = CancelHandle::new();
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| {
                 loop {
-                    let Some(s) = todo.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
+                    let Some(s) = todo.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop() else {
                         break;
                     };
                     let label = labels_dir.join(format!("{}.json", s.dir_id));
@@ -78,14 +79,16 @@ pub fn oracle_problems(scenarios: &[Scenario], labels_dir: &Path) -> Vec<Problem
                         }
                     };
                     if let Some(p) = found {
-                        problems.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+                        problems.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(p);
                     }
                 }
             });
         }
     });
     let _ = std::fs::remove_dir_all(&root);
-    let mut problems = problems.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut problems = problems
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     problems.sort_by(|a, b| a.file.cmp(&b.file));
     problems
 }

@@ -109,12 +109,14 @@ pub const INFORMATIVE_FIELDS: &[&str] = &[
 
 impl Manifest {
     /// The first comparable field (camelCase name) whose value differs, with both values.
+    #[must_use]
     pub fn first_difference(&self, other: &Manifest) -> Option<(String, Value, Value)> {
         self.differences(other, &[]).into_iter().next()
     }
 
     /// Every comparable field that differs, skipping `also_ignore` besides the informative
     /// ones.
+    #[must_use]
     pub fn differences(
         &self,
         other: &Manifest,
@@ -169,6 +171,7 @@ pub struct ResultsDoc {
 }
 
 /// The file name of a trial record: the id with `/`, `::` and `#` made path-safe.
+#[must_use]
 pub fn trial_file_name(id: &str) -> String {
     let safe: String = id
         .replace("::", "--")
@@ -180,6 +183,7 @@ pub fn trial_file_name(id: &str) -> String {
 }
 
 /// `<class>/<name>::<arm>#<repeat>`.
+#[must_use]
 pub fn trial_id(scenario: &str, arm: Arm, repeat: u32) -> String {
     format!("{scenario}::{arm}#{repeat}")
 }
@@ -200,6 +204,12 @@ fn doc_error(file: &Path, message: impl Into<String>) -> DocError {
 }
 
 /// Reads a versioned battery document strictly (format, version, unknown keys by path).
+///
+/// # Errors
+///
+/// A [`DocError`] naming `file` when it cannot be read or is over the results size limit,
+/// is not JSON, has another `format` or `formatVersion`, or does not match `T` strictly
+/// (unknown keys named by path).
 pub fn read_versioned<T: serde::de::DeserializeOwned>(
     file: &Path,
     format: &str,
@@ -209,6 +219,11 @@ pub fn read_versioned<T: serde::de::DeserializeOwned>(
 }
 
 /// Reads `results.json` from a file or a results directory.
+///
+/// # Errors
+///
+/// The errors of [`read_versioned`] for `path` (or `path/results.json` for a directory):
+/// unreadable, not JSON, another format or version, or unknown keys.
 pub fn read_results(path: &Path) -> Result<ResultsDoc, DocError> {
     let file = if path.is_dir() {
         path.join(RESULTS_JSON)
@@ -219,6 +234,7 @@ pub fn read_results(path: &Path) -> Result<ResultsDoc, DocError> {
 }
 
 /// The JSON Schema of results.json, from the types.
+#[must_use]
 pub fn schema() -> Value {
     serde_json::to_value(schemars::schema_for!(ResultsDoc)).unwrap_or(Value::Null)
 }

@@ -67,6 +67,12 @@ fn canonical(p: &Path) -> Result<PathBuf, BatteryError> {
 /// R-BAT-1: the labels are reachable from no trial. Trials see only their own copy of a
 /// scenario repository (symlinks refused), so the labels must not lie inside the corpus,
 /// nor the corpus or the results inside the labels.
+///
+/// # Errors
+///
+/// `BatteryError::Input` when `scenarios` or `labels` cannot be canonicalised, the labels
+/// lie inside the scenarios (or the scenarios inside the labels), or the results directory
+/// `out` and the labels overlap.
 pub fn check_labels_unreachable(
     scenarios: &Path,
     labels: &Path,
@@ -113,6 +119,11 @@ fn canonical_lenient(p: &Path) -> PathBuf {
 }
 
 /// sha256 over every file of the corpus (relative paths and bytes).
+///
+/// # Errors
+///
+/// `BatteryError::Input` when a directory or file under `scenarios` cannot be listed,
+/// inspected or read.
 pub fn corpus_digest(scenarios: &Path) -> Result<String, BatteryError> {
     workspace::tree_digest(scenarios).map_err(|e| BatteryError::Input(e.to_string()))
 }
@@ -172,7 +183,7 @@ pub fn manifest(cfg: &Config, digest: String, seal: String, git: bool) -> Manife
         host: Host {
             os: std::env::consts::OS.into(),
             arch: std::env::consts::ARCH.into(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         },
         started_at: crate::case::lifecycle::now(),
         ended_at: None,
@@ -181,6 +192,12 @@ pub fn manifest(cfg: &Config, digest: String, seal: String, git: bool) -> Manife
 
 /// Loads the finished trial records under `dir/trials/` (a leftover temp file from a kill is
 /// swept; a record that does not parse is an error naming it).
+///
+/// # Errors
+///
+/// `BatteryError::Input` naming the file when a trial record does not parse as a versioned
+/// trial record, or holds a trial whose record belongs in another file name. A missing
+/// `trials/` directory is no trials.
 pub fn load_trials(dir: &Path) -> Result<Vec<TrialRecord>, BatteryError> {
     let trials = dir.join(TRIALS_DIR);
     let mut out = Vec::new();
@@ -249,6 +266,7 @@ pub fn sort_trials(trials: &mut [TrialRecord], arms: &[Arm]) {
 }
 
 /// Assembles results.json from trial records (also used by merge).
+#[must_use]
 pub fn assemble(
     manifest: Manifest,
     mut trials: Vec<TrialRecord>,
@@ -280,6 +298,7 @@ pub fn assemble(
 }
 
 /// The verdict of a finished results document.
+#[must_use]
 pub fn verdict(doc: &ResultsDoc, cancelled: bool, infra_limit: bool) -> Verdict {
     if doc.label_seal_after != doc.manifest.label_seal {
         Verdict::LabelsChanged
@@ -297,6 +316,16 @@ pub fn verdict(doc: &ResultsDoc, cancelled: bool, infra_limit: bool) -> Verdict 
 }
 
 /// Runs the battery.
+///
+/// # Errors
+///
+/// `BatteryError::Input` for a corpus with problems or no scenario, labels reachable from a
+/// trial, a label set that does not open, a `--scenario` glob that does not compile, a
+/// selected scenario without a label, an unreadable corpus, a non-empty `--out` that is not
+/// resumed, or a scenario template that cannot be prepared; `BatteryError::Incompatible`
+/// when a resumed directory's manifest differs; `BatteryError::Fatal` when results.json
+/// cannot be written or a trial failed fatally (the finished trials are kept for
+/// `--resume`).
 pub fn run(
     cfg: &Config,
     cancel: &CancelHandle,
@@ -482,6 +511,11 @@ fn prepare_templates(
 }
 
 /// Reads a results directory's `manifest.json`.
+///
+/// # Errors
+///
+/// `BatteryError::Input` when `file` cannot be read, is not JSON, is not an
+/// `anvil-battery-manifest` of this version, or has unknown keys.
 pub fn read_manifest(file: &Path) -> Result<Manifest, BatteryError> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]

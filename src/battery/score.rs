@@ -28,6 +28,7 @@ pub struct Score {
 
 /// Whether `value` meets `rule` (descriptions: every group matched by one alternative,
 /// case-insensitively, and no forbidden phrase).
+#[must_use]
 pub fn meets(rule: ValueRule<'_>, value: &Value) -> bool {
     match rule {
         ValueRule::Equals(want) => value == want,
@@ -49,6 +50,7 @@ fn overlaps(region: &EvidenceRegion, path: &str, start: u32, end: u32) -> bool {
 
 /// Scores a trial. `result` is `None` when the case never finalized; `tier` is the close
 /// tier; `current` the target's current values in the AIR.
+#[must_use]
 pub fn score(
     result: Option<&ResultDoc>,
     tier: Option<&str>,
@@ -73,9 +75,8 @@ pub fn score(
         |p: &Map<String, Value>| p.iter().all(|(k, v)| current.get(k) == Some(v));
     let values_correct = match (expect.status, patch) {
         (Status::ProposalGenerated, Some(p)) => patch_meets_label(p),
-        (Status::ProposalGenerated, None) => false,
+        (Status::ProposalGenerated, None) | (_, Some(_)) => false,
         (_, None) => true,
-        (_, Some(_)) => false,
     };
     let harmful = match patch {
         None => false,
@@ -103,7 +104,7 @@ pub fn score(
             .iter()
             .filter(|r| all_cited.iter().any(|(p, a, b)| overlaps(r, p, *a, *b)))
             .count();
-        hit as f64 / expect.evidence.len() as f64
+        super::stats::from_count(hit) / super::stats::from_count(expect.evidence.len())
     });
     let accepted = |id: &str| {
         result
@@ -123,8 +124,11 @@ pub fn score(
             })
         })
     });
-    let claims = result.claims.len() as u32;
-    let unsupported_claims = result.claims.iter().filter(|c| !accepted(&c.id)).count() as u32;
+    // A result's claims are bounded by the run-file cap, far below u32::MAX.
+    let claims = u32::try_from(result.claims.len()).unwrap_or(u32::MAX);
+    let unsupported_claims =
+        u32::try_from(result.claims.iter().filter(|c| !accepted(&c.id)).count())
+            .unwrap_or(u32::MAX);
     Score {
         status_correct,
         values_correct,

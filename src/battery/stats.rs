@@ -33,6 +33,7 @@ pub struct Interval {
 
 impl Interval {
     /// The degenerate interval `[value, value]` around `value`.
+    #[must_use]
     pub const fn point(value: f64) -> Self {
         Self {
             estimate: value,
@@ -42,25 +43,38 @@ impl Interval {
     }
 }
 
+/// `n` as `f64`, exactly: the counts of the battery (trials, scenarios, resamples, cited
+/// regions) stay far below 2^53, under which every integer is an `f64`.
+#[allow(clippy::cast_precision_loss)] // exact for every count below 2^53, as above
+pub(crate) fn from_count(n: usize) -> f64 {
+    n as f64
+}
+
+/// `n` as `f64`, exactly below 2^53 as [`from_count`]: token counts and milliseconds.
+#[allow(clippy::cast_precision_loss)] // exact below 2^53, as above
+pub(crate) fn from_u64(n: u64) -> f64 {
+    n as f64
+}
+
 /// The fraction of `true` flags in non-empty `outcomes`.
 fn accuracy(outcomes: &[bool]) -> f64 {
-    outcomes.iter().filter(|&&o| o).count() as f64 / outcomes.len() as f64
+    from_count(outcomes.iter().filter(|&&o| o).count()) / from_count(outcomes.len())
 }
 
 /// The accuracy of `outcomes` resampled with replacement to its own length.
 fn resampled_accuracy(outcomes: &[bool], rng: &mut ChaCha8Rng) -> f64 {
     let n = outcomes.len();
     let hits = (0..n).filter(|_| outcomes[rng.random_range(0..n)]).count();
-    hits as f64 / n as f64
+    from_count(hits) / from_count(n)
 }
 
 /// The `q` quantile of ascending `sorted` (non-empty), by linear interpolation between order
 /// statistics (Hyndman–Fan type 7, the default of R and NumPy).
 fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let h = (sorted.len() - 1) as f64 * q;
+    let h = from_count(sorted.len() - 1) * q;
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(sorted.len() - 1);
-    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+    sorted[lo] + (h - from_count(lo)) * (sorted[hi] - sorted[lo])
 }
 
 /// Contribution = mean over scenarios of (arm accuracy − baseline accuracy), a fraction in
@@ -91,7 +105,7 @@ pub fn bootstrap_contribution(
         .iter()
         .map(|p| accuracy(&p.arm) - accuracy(&p.baseline))
         .sum::<f64>()
-        / n as f64;
+        / from_count(n);
     if resamples == 0 {
         return Some(Interval::point(estimate));
     }
@@ -105,7 +119,7 @@ pub fn bootstrap_contribution(
                     arm - resampled_accuracy(&p.baseline, &mut rng)
                 })
                 .sum();
-            total / n as f64
+            total / from_count(n)
         })
         .collect();
     stats.sort_by(f64::total_cmp);
@@ -120,6 +134,11 @@ pub fn bootstrap_contribution(
 /// c (baseline wrong, arm right): p = min(1, 2 * P(X <= min(b,c))) with X ~ Binomial(b+c, 0.5);
 /// p = 1.0 when b + c == 0. The binomial CDF is statrs' regularized incomplete beta, which stays
 /// accurate for large n (checked against exact rational sums in the tests).
+///
+/// # Panics
+///
+/// Never: a binomial with p = 0.5 is valid for every `n`, which the `expect` states.
+#[must_use]
 pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
     // |b − c| <= 1 (including b + c == 0) puts min(b, c) at or above the median of
     // Binomial(b + c, 0.5), so P(X <= min) >= 1/2 and p is exactly 1; short-circuiting keeps the
@@ -141,6 +160,7 @@ fn majority(outcomes: &[bool]) -> bool {
 /// Discordant counts for McNemar from paired scenarios: per scenario, the majority outcome of each
 /// arm over its repeats (ties count as wrong), then b = #(base right, arm wrong),
 /// c = #(base wrong, arm right). Scenarios with either arm empty are skipped.
+#[must_use]
 pub fn discordant(pairs: &[PairedScenario]) -> (u64, u64) {
     pairs
         .iter()
@@ -160,6 +180,7 @@ pub fn discordant(pairs: &[PairedScenario]) -> (u64, u64) {
 /// ascending as p(1) <= ... <= p(m), adjusted
 /// p(i) = min(1, max over j <= i of (m − j + 1) · p(j)).
 /// A NaN input is treated as 1.0; ties keep input order.
+#[must_use]
 pub fn holm(ps: &[Option<f64>]) -> Vec<Option<f64>> {
     let clean = |p: f64| if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
     let mut tested: Vec<(usize, f64)> = ps
@@ -172,7 +193,7 @@ pub fn holm(ps: &[Option<f64>]) -> Vec<Option<f64>> {
     let mut out = vec![None; ps.len()];
     let mut running = 0.0_f64;
     for (rank, &(index, p)) in tested.iter().enumerate() {
-        running = running.max(((m - rank) as f64 * p).min(1.0));
+        running = running.max((from_count(m - rank) * p).min(1.0));
         out[index] = Some(running);
     }
     out
@@ -188,6 +209,7 @@ pub fn holm(ps: &[Option<f64>]) -> Vec<Option<f64>> {
 /// `2.8016 / sqrt(n)`: 0.4176 at n = 45, 0.3004 at n = 87, 0.2986 at n = 88.
 ///
 /// Returns `f64::INFINITY` for `n == 0`, and NaN unless `alpha` and `power` lie in (0, 1).
+#[must_use]
 pub fn minimum_detectable_effect(n: usize, alpha: f64, power: f64) -> f64 {
     let open_unit = |x: f64| x > 0.0 && x < 1.0;
     if !open_unit(alpha) || !open_unit(power) {
@@ -197,18 +219,20 @@ pub fn minimum_detectable_effect(n: usize, alpha: f64, power: f64) -> f64 {
         return f64::INFINITY;
     }
     let z = Normal::standard();
-    (z.inverse_cdf(1.0 - alpha / 2.0) + z.inverse_cdf(power)) / (n as f64).sqrt()
+    (z.inverse_cdf(1.0 - alpha / 2.0) + z.inverse_cdf(power)) / from_count(n).sqrt()
 }
 
 /// True when `n` scenarios cannot detect a 30-point difference at alpha 0.05, power 0.8, i.e.
 /// when [`minimum_detectable_effect`] exceeds 0.30. By its sd = 1 formula that holds for
 /// n <= 87: `underpowered(45)` is true, `underpowered(88)` and `underpowered(90)` are false.
+#[must_use]
 pub fn underpowered(n: usize) -> bool {
     minimum_detectable_effect(n, 0.05, 0.8) > 0.30
 }
 
 /// The share of scenarios whose outcome differs across an arm's repeats (scenarios with fewer
 /// than 2 repeats do not count in the denominator); None when no scenario has 2+ repeats.
+#[must_use]
 pub fn noise_floor(per_scenario_repeats: &[Vec<bool>]) -> Option<f64> {
     let repeated: Vec<&Vec<bool>> = per_scenario_repeats
         .iter()
@@ -221,7 +245,7 @@ pub fn noise_floor(per_scenario_repeats: &[Vec<bool>]) -> Option<f64> {
         .iter()
         .filter(|r| r.iter().any(|&o| o != r[0]))
         .count();
-    Some(noisy as f64 / repeated.len() as f64)
+    Some(from_count(noisy) / from_count(repeated.len()))
 }
 
 #[cfg(test)]
@@ -249,10 +273,13 @@ mod tests {
     /// Independent check: 2 · Σ_{i ≤ min(b,c)} C(n, i) / 2^n, summed in log space.
     fn mcnemar_log_space(b: u64, c: u64) -> f64 {
         let (n, k) = (b + c, b.min(c));
-        let ln_choose =
-            |i: u64| -> f64 { (0..i).map(|j| ((n - j) as f64 / (j + 1) as f64).ln()).sum() };
+        let ln_choose = |i: u64| -> f64 {
+            (0..i)
+                .map(|j| (from_u64(n - j) / from_u64(j + 1)).ln())
+                .sum()
+        };
         let terms: Vec<f64> = (0..=k)
-            .map(|i| ln_choose(i) - n as f64 * 2f64.ln())
+            .map(|i| ln_choose(i) - from_u64(n) * 2f64.ln())
             .collect();
         let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let ln_sum = top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln();

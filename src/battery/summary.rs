@@ -127,6 +127,7 @@ pub struct Controls {
 }
 
 impl Controls {
+    #[must_use]
     pub fn passed(&self) -> bool {
         self.oracle.as_ref().is_none_or(|o| o.passed)
             && self.cheater.as_ref().is_none_or(|c| c.passed)
@@ -134,15 +135,20 @@ impl Controls {
 }
 
 fn share(num: usize, den: usize) -> Option<f64> {
-    (den > 0).then(|| num as f64 / den as f64)
+    (den > 0).then(|| stats::from_count(num) / stats::from_count(den))
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 { 0.0 } else { sum / n as f64 }
+    if n == 0 {
+        0.0
+    } else {
+        sum / stats::from_count(n)
+    }
 }
 
 /// A seed per class so classes resample independently, yet reproducibly.
+#[must_use]
 pub fn class_seed(seed: u64, class: &str) -> u64 {
     // FNV-1a: stable across platforms and releases (unlike std's hasher).
     class.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
@@ -205,17 +211,18 @@ fn arm_summary(trials: &[&TrialRecord]) -> ArmSummary {
         unsupported_claim_rate: share(unsupported as usize, claims as usize),
         contaminated: counted.iter().filter(|t| t.contaminated).count(),
         infra: trials.len() - n,
-        mean_tokens_in: mean(counted.iter().map(|t| t.tokens_in as f64)),
-        mean_tokens_out: mean(counted.iter().map(|t| t.tokens_out as f64)),
+        mean_tokens_in: mean(counted.iter().map(|t| stats::from_u64(t.tokens_in))),
+        mean_tokens_out: mean(counted.iter().map(|t| stats::from_u64(t.tokens_out))),
         mean_cost_usd: mean(counted.iter().map(|t| t.cost_usd)),
         mean_turns: mean(counted.iter().map(|t| f64::from(t.turns))),
-        mean_wall_ms: mean(counted.iter().map(|t| t.wall_ms as f64)),
+        mean_wall_ms: mean(counted.iter().map(|t| stats::from_u64(t.wall_ms))),
         total_cost_usd: counted.iter().map(|t| t.cost_usd).sum(),
         noise_floor: stats::noise_floor(&repeats),
     }
 }
 
 /// Whether a trial counts as right for accuracy: correct and not contaminated.
+#[must_use]
 pub fn right(t: &TrialRecord) -> bool {
     t.correct && !t.contaminated
 }
@@ -244,7 +251,7 @@ fn contribution(
     let interval = stats::bootstrap_contribution(&pairs, class_seed(seed, class), RESAMPLES)?;
     let (b, c) = stats::discordant(&pairs);
     let points = interval.estimate * 100.0;
-    let tokens = (arm.mean_tokens_in + arm.mean_tokens_out) * arm.n as f64;
+    let tokens = (arm.mean_tokens_in + arm.mean_tokens_out) * stats::from_count(arm.n);
     Some(Contribution {
         arm: investigator,
         estimate: interval.estimate,
@@ -297,6 +304,7 @@ fn class_summary(
 
 /// Per-class summaries (sorted by class), the overall summary, with Holm applied across
 /// the classes' McNemar p-values.
+#[must_use]
 pub fn summarize(
     trials: &[TrialRecord],
     arms: &[Arm],
@@ -332,6 +340,7 @@ pub fn summarize(
 /// The controls' verdicts (R-BAT-4, R-BAT-8). A control trial that ended in an
 /// infrastructure failure proves nothing, so it fails its control, named, instead of
 /// leaving the denominator: a control that never ran cannot pass.
+#[must_use]
 pub fn controls(trials: &[TrialRecord], arms: &[Arm]) -> Controls {
     let oracle = arms.contains(&Arm::Oracle).then(|| {
         let mine: Vec<&TrialRecord> = trials.iter().filter(|t| t.arm == Arm::Oracle).collect();

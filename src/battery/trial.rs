@@ -43,6 +43,13 @@ pub struct Prepared {
 impl Prepared {
     /// Prepares `scenario`'s starting state under `<work_root>/templates/<random>`: a
     /// neutral path naming nothing of the corpus (R-BAT-7).
+    ///
+    /// # Errors
+    ///
+    /// A [`WorkspaceError`](super::workspace::WorkspaceError) when the template directory
+    /// cannot be created, the scenario repository holds anything but directories and
+    /// regular files (`Refused`) or cannot be copied, committing it with git fails (`Git`),
+    /// or the AIR cannot be read or written.
     pub fn new(
         scenario: &super::corpus::Scenario,
         work_root: &Path,
@@ -88,6 +95,7 @@ pub struct DriverConfig {
 
 impl DriverConfig {
     /// For in-process arms only: no process agent is configured.
+    #[must_use]
     pub fn in_process() -> DriverConfig {
         DriverConfig {
             script: None,
@@ -98,7 +106,7 @@ impl DriverConfig {
             },
             model: None,
             env: vec![],
-            timeout: Duration::from_secs(600),
+            timeout: Duration::from_mins(10),
             max_turns: None,
             hidden: vec![],
             engine: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anvil-bench")),
@@ -146,6 +154,14 @@ fn infra(what: &str, e: impl std::fmt::Display) -> TrialError {
 }
 
 /// Runs one trial of `scenario` by `arm`, repeat `repeat`.
+///
+/// # Errors
+///
+/// `TrialError::Infra` when the trial's repository cannot be prepared, the agent's
+/// infrastructure fails, or the case cannot be ended; `TrialError::Fatal` when case open
+/// refuses the scenario, the label set changed after its seal (or the arm may not be told
+/// the label), the scripted or command arm is misconfigured, or the run cannot be kept
+/// under `runs/`.
 pub fn run(
     scenario: &Arc<Prepared>,
     arm: Arm,
@@ -256,7 +272,7 @@ fn run_in(
         tokens_out: investigation.tokens_out,
         cost_usd: investigation.cost_usd,
         turns: investigation.turns,
-        wall_ms: started.elapsed().as_millis() as u64,
+        wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         start_digest: world.start_digest.clone(),
         run: Some(format!("{RUNS_DIR}/{stem}")),
     })

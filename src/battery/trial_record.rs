@@ -83,6 +83,7 @@ pub struct TrialRecord {
 
 impl TrialRecord {
     /// Counted in denominators: not an infrastructure failure.
+    #[must_use]
     pub fn counted(&self) -> bool {
         self.infra.is_none()
     }

@@ -34,6 +34,11 @@ pub struct Closed {
 impl Closed {
     /// Checks the run's lifecycle on disk: only a closed (or, when close refused, a
     /// finalized) run yields the proof.
+    ///
+    /// # Errors
+    ///
+    /// A message when the run cannot be opened or its lifecycle read, or the run is neither
+    /// closed nor finalized.
     pub fn check(run_dir: &Path) -> Result<Closed, String> {
         let lc = crate::case::RunHandle::open(run_dir)
             .and_then(|run| run.lifecycle())
@@ -49,6 +54,7 @@ impl Closed {
         })
     }
 
+    #[must_use]
     pub fn run_dir(&self) -> &Path {
         &self.run_dir
     }
@@ -69,6 +75,11 @@ pub enum VaultError {
 impl Vault {
     /// Reads and seals the label set under `dir`. Any problem (a stray file, a symlink, an
     /// unparseable label) refuses the whole set: a partial answer key is never sealed.
+    ///
+    /// # Errors
+    ///
+    /// `VaultError::Problems` listing every problem under `dir` (a stray file, a symlink,
+    /// an unreadable directory, an unparseable label): the whole set is refused.
     pub fn open(dir: &Path) -> Result<Vault, VaultError> {
         let (labels, problems) = load_labels(dir);
         if !problems.is_empty() {
@@ -92,29 +103,44 @@ impl Vault {
         })
     }
 
+    #[must_use]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    #[must_use]
     pub fn seal(&self) -> &str {
         &self.seal
     }
 
+    #[must_use]
     pub fn canaries(&self) -> &BTreeSet<String> {
         &self.canaries
     }
 
+    #[must_use]
     pub fn has(&self, scenario: &str) -> bool {
         self.hashes.contains_key(scenario)
     }
 
     /// The seal of the set as it is on disk now (R-BAT-5 re-check).
+    ///
+    /// # Errors
+    ///
+    /// `VaultError::Problems` when the label set on disk now has a problem (see
+    /// [`Vault::open`]).
     pub fn reseal(&self) -> Result<String, VaultError> {
         Vault::open(&self.dir).map(|v| v.seal)
     }
 
     /// The label of `scenario`, read now from disk, for a closed case; refused when it
     /// differs from the sealed one.
+    ///
+    /// # Errors
+    ///
+    /// `VaultError::Missing` when `scenario` was not in the sealed set, and
+    /// `VaultError::Changed` when its label file can no longer be read or differs from the
+    /// sealed one.
     pub fn label_for(&self, scenario: &str, _closed: &Closed) -> Result<LabelDoc, VaultError> {
         self.read(scenario)
     }
@@ -123,6 +149,11 @@ impl Vault {
     /// positive control (it must reach every label through the rails, R-BAT-8) and the
     /// over-claiming adversary (it must claim a value other than the right one). Any other
     /// arm is refused.
+    ///
+    /// # Errors
+    ///
+    /// `VaultError::NotTold` for any arm other than the oracle and the over-claiming
+    /// adversary; then `Missing` or `Changed` as in [`Vault::label_for`].
     pub fn answer_told_to(&self, arm: Arm, scenario: &str) -> Result<LabelDoc, VaultError> {
         if !matches!(arm, Arm::Oracle | Arm::Overclaim) {
             return Err(VaultError::NotTold(arm));
@@ -131,6 +162,12 @@ impl Vault {
     }
 
     /// The canary the handed-canary cheater is given on purpose.
+    ///
+    /// # Errors
+    ///
+    /// `VaultError::Missing` when `scenario` was not in the sealed set, and
+    /// `VaultError::Changed` when its label can no longer be read or differs from the
+    /// sealed one.
     pub fn canary_for_cheater(&self, scenario: &str) -> Result<String, VaultError> {
         self.read(scenario).map(|l| l.canary)
     }

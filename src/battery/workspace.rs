@@ -48,6 +48,7 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Works
 }
 
 /// Whether `git` can be run here.
+#[must_use]
 pub fn git_available() -> bool {
     Command::new("git")
         .arg("--version")
@@ -60,6 +61,12 @@ pub fn git_available() -> bool {
 
 /// Copies the tree at `src` to `dst` (which must not exist): directories and regular files
 /// only; anything else is refused, naming it.
+///
+/// # Errors
+///
+/// `WorkspaceError::Refused` naming the first entry that is neither a directory nor a
+/// regular file (a symlink included), and `WorkspaceError::Io` when reading `src` or
+/// creating or writing under `dst` fails (`dst` existing included).
 pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
     copy(src, dst, Special::Refuse).map(drop)
 }
@@ -82,7 +89,7 @@ fn copy(src: &Path, dst: &Path, special: Special) -> Result<Vec<String>, Workspa
             .map_err(io("read", &from))?
             .collect::<Result<_, _>>()
             .map_err(io("read", &from))?;
-        entries.sort_by_key(|e| e.file_name());
+        entries.sort_by_key(std::fs::DirEntry::file_name);
         for entry in entries {
             let path = entry.path();
             let target = to.join(entry.file_name());
@@ -121,6 +128,11 @@ const VOLATILE: &str = ".git/index";
 
 /// sha256 over the sorted (relative path, bytes) of every file under `dir` (but
 /// [`VOLATILE`]).
+///
+/// # Errors
+///
+/// `WorkspaceError::Io` when a directory under `dir` cannot be listed, an entry cannot be
+/// inspected, or a regular file cannot be read.
 pub fn tree_digest(dir: &Path) -> Result<String, WorkspaceError> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -159,7 +171,12 @@ pub fn tree_digest(dir: &Path) -> Result<String, WorkspaceError> {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut out, b| {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{b:02x}");
+        out
+    })
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
@@ -203,6 +220,13 @@ pub struct Template {
 }
 
 /// Prepares the template of one scenario under `dir` (a neutral, fresh directory).
+///
+/// # Errors
+///
+/// `WorkspaceError::Io` when `dir` cannot be created or the AIR cannot be read (over the
+/// document cap included) or written; `Refused` or `Io` from copying `repo` (see
+/// [`copy_tree`]); `Git` when `commit` is set and a git step fails; and the errors of
+/// [`tree_digest`].
 pub fn prepare(
     repo: &Path,
     air: &Path,
@@ -247,6 +271,14 @@ pub struct TrialDir {
 }
 
 impl TrialDir {
+    /// A fresh trial directory under `root`: a copy of the template's repository and AIR,
+    /// and an empty `cases/`.
+    ///
+    /// # Errors
+    ///
+    /// `WorkspaceError::Io` when the trial directory or its `cases/` cannot be created or
+    /// the AIR cannot be copied; the errors of copying the template repository
+    /// ([`copy_tree`]) and of digesting it ([`tree_digest`]).
     pub fn create(root: &Path, template: &Template) -> Result<TrialDir, WorkspaceError> {
         let dir = root.join(ulid::Ulid::new().to_string().to_lowercase());
         std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
@@ -273,6 +305,11 @@ impl TrialDir {
 }
 
 /// Moves (or copies, across file systems) `from` to `to`, which must not exist.
+///
+/// # Errors
+///
+/// `WorkspaceError::Io` when `to`'s parent cannot be created or, when renaming fails,
+/// copying across file systems fails. Special files are skipped by that copy, not refused.
 pub fn move_tree(from: &Path, to: &Path) -> Result<(), WorkspaceError> {
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent).map_err(io("create", parent))?;

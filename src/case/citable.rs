@@ -12,6 +12,14 @@ use crate::repo::digest::SourceManifest;
 /// The repository as this run may cite it (R-GATE-3): the blobs committed at its source
 /// revision, or, without a commit, the manifest recorded at open (`source.json`, bound to
 /// case.json by `sourceDigest`). A cases directory inside the repository is excluded.
+///
+/// # Errors
+///
+/// `CaseError::Evidence` of kind `repository` when the recorded source revision is a commit
+/// id that cannot be opened in the repository's git objects. For an uncommitted source, the
+/// refusals of reading `source.json`: `Io` when it cannot be read, `Corrupt` when it does
+/// not parse, and `Tampered` when case.json records no `sourceDigest`, the file is not
+/// UTF-8, or its digest differs from the recorded one.
 pub fn evidence_source(run: &Run) -> Result<Source, CaseError> {
     let repo = Path::new(&run.doc.inputs.repository);
     let revision = &run.doc.identity.source_revision;
@@ -69,6 +77,12 @@ fn load_manifest(run: &Run) -> Result<SourceManifest, CaseError> {
 /// output, or any run of a cases dir kept inside the repository (the default
 /// `.refinement/cases` is): what a run holds was written by an agent or by the engine and
 /// is never a source. A path that does not resolve is left to `acquire` to name.
+///
+/// # Errors
+///
+/// `CaseError::Rail` of kind `inside_a_run` (for rail `rail`) when `path` resolves to a
+/// file inside this run's directory or inside any other run directory within the
+/// repository. A path that does not resolve is not refused here.
 pub fn outside_every_run(run: &Run, rail: &'static str, path: &str) -> Result<(), CaseError> {
     let repo = Path::new(&run.doc.inputs.repository);
     let (Ok((_, abs)), Ok(root)) = (
@@ -104,6 +118,15 @@ pub fn outside_every_run(run: &Run, rail: &'static str, path: &str) -> Result<()
 /// artifact's coordinate is acquired again — bytes, hash, kind (from the scopes) and id
 /// must all match — and an external one must be unverified with an id derived from its
 /// coordinate. A hand-written "verified" excerpt or a relabelled kind cannot survive.
+///
+/// # Errors
+///
+/// `CaseError::Rail` of kind `forged_artifact` when an artifact's id does not derive from
+/// its coordinate, a local artifact cannot be acquired again or reads back with another
+/// kind, id, verification or uri, or an external artifact claims to be verified or has an
+/// inadmissible kind; `inside_a_run` when a local artifact's path lies in a run directory;
+/// `CaseError::Evidence` from re-verifying a local artifact (`source_changed`,
+/// `missing_file`, `inconsistent_artifact`, ...); and the errors of [`evidence_source`].
 pub fn verify_artifacts(run: &Run, evidence: &EvidenceDoc) -> Result<(), CaseError> {
     let repo = Path::new(&run.doc.inputs.repository);
     let policy = &run.doc.policy;

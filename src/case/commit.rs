@@ -64,12 +64,17 @@ fn staging_for(run_dir: &Path) -> bool {
 
 /// Writes `bytes` as the new content of `rel` in the run at `run_dir`: staged when a rail
 /// of that run executes on this thread, else written atomically at once (open, tools).
+///
+/// # Errors
+///
+/// An I/O error when `rel` would be reached through a symlink under `run_dir`, or when
+/// writing the file (atomically, or the staged pending file during a rail) fails.
 pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
     not_through_link(run_dir, rel)?;
     if !staging_for(run_dir) {
         return crate::fsio::write_atomic(&run_dir.join(rel), bytes);
     }
-    let fence = STAGE.with(|s| s.borrow().as_ref().map(|st| st.fence).unwrap_or(0));
+    let fence = STAGE.with(|s| s.borrow().as_ref().map_or(0, |st| st.fence));
     let pending = pending_path(run_dir, rel, fence);
     crate::fsio::write_new(&pending, bytes)?;
     crate::fsio::crash_point("stage-written");
@@ -84,6 +89,12 @@ pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
 
 /// The bytes of `rel` as the executing rail sees them: staged if it wrote them, else on
 /// disk (a symlink or special file is refused). `None` when absent.
+///
+/// # Errors
+///
+/// An I/O error when `rel` would be reached through a symlink, when the file is a symlink,
+/// FIFO, device or directory rather than a regular file, when it is over `cap` bytes, or
+/// when reading fails. A missing file is `Ok(None)`, not an error.
 pub fn read(run_dir: &Path, rel: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
     not_through_link(run_dir, rel)?;
     let staged = STAGE.with(|s| {
@@ -107,7 +118,7 @@ pub(super) fn begin(run_dir: &Path, fence: u64) {
             run_dir: run_dir.to_path_buf(),
             fence,
             files: BTreeMap::new(),
-        })
+        });
     });
 }
 
@@ -157,6 +168,11 @@ pub(super) fn apply(
 /// Under the run lock: drops a torn last journal line (it never committed), completes the
 /// renames of the last committed line whose pending files survive, and deletes every other
 /// pending or temporary file the engine leaves in the run. Returns the files it completed.
+///
+/// # Errors
+///
+/// `CaseError::Io` when truncating a torn last journal line, renaming a surviving pending
+/// file into place, or sweeping leftover pending and temporary files fails.
 pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseError> {
     if journal.torn_at.is_some() {
         journal.truncate_torn(run_dir)?;

@@ -128,6 +128,7 @@ pub struct CasePolicy {
 impl CasePolicy {
     /// The policy for `skill` with `scopes`; a pure function, so `case verify` can
     /// recompute it and compare hashes.
+    #[must_use]
     pub fn build(skill: &SkillContract, scopes: Vec<Scope>) -> CasePolicy {
         let p = &skill.policy;
         let writable = p.writable_fields().join(", ");
@@ -156,6 +157,7 @@ impl CasePolicy {
         }
     }
 
+    #[must_use]
     pub fn hash(&self) -> String {
         crate::canon::canonical_hash(self)
     }
@@ -213,6 +215,7 @@ pub struct Inputs {
 
 impl TargetSnapshot {
     /// Freezes what the AIR says about `key` for `skill`. `None` when the key is absent.
+    #[must_use]
     pub fn capture(air: &Air, key: &TargetKey, skill: &SkillContract) -> Option<TargetSnapshot> {
         let op = key.operation().and_then(|id| air.operation(id));
         let operation = op.map(|o| OperationFacts {
@@ -274,6 +277,7 @@ impl TargetSnapshot {
     }
 
     /// The target's own name: the field name, error code, operation or capability id.
+    #[must_use]
     pub fn name(&self) -> &str {
         match &self.key {
             TargetKey::Field { name, .. } => name,

@@ -55,7 +55,7 @@ pub enum CaseError {
         expected: String,
         actual: String,
     },
-    #[error("run `{run}` is stale: {}", fields.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
+    #[error("run `{run}` is stale: {}", fields.iter().map(std::string::ToString::to_string).collect::<Vec<_>>().join("; "))]
     Stale {
         run: String,
         fields: Vec<StaleField>,
@@ -121,6 +121,7 @@ impl CaseError {
     }
 
     /// A stable, machine-readable name for this kind of refusal.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             CaseError::Air(_) => "invalid_air",

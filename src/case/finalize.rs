@@ -43,6 +43,7 @@ impl Status {
         Status::BlockedByMissingSource,
     ];
 
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Status::ProposalGenerated => "proposal_generated",
@@ -53,6 +54,7 @@ impl Status {
         }
     }
 
+    #[must_use]
     pub fn parse(s: &str) -> Option<Status> {
         Status::ALL.into_iter().find(|st| st.as_str() == s)
     }
@@ -119,9 +121,22 @@ fn refuse(kind: &'static str, reason: String) -> CaseError {
     }
 }
 
-/// `finalize`. Without `status`, a validated proposal finalizes as `proposal_generated`;
-/// anything else must name its status.
 impl RunHandle {
+    /// `finalize`. Without `status`, a validated proposal finalizes as `proposal_generated`;
+    /// anything else must name its status.
+    ///
+    /// # Errors
+    ///
+    /// The rail envelope's refusals (see [`with_rail`]: an unusable
+    /// lock file, a corrupt journal, broken integrity, a bad or conflicting idempotency
+    /// key), then `Stale` for a stale run, `Tamper` for a changed frozen file, and
+    /// `Transition` when the run cannot move to finalized. Specific to finalize:
+    /// `CaseError::Rail` of kind `critique_disagrees` (critique.json contradicts or lacks a
+    /// validation), `status_required` (no status named and no passing validation),
+    /// `not_validated` or `validation_failed` for `proposal_generated`, `unproven_support`
+    /// for `supported` without its proof, and `no_conflict` for `conflicted` without a
+    /// recorded conflict; `Tampered` when a re-derived verdict differs from the recorded
+    /// one, and `Tamper` when proposal.json changed after validation.
     pub fn finalize(
         &self,
         status: Option<Status>,

@@ -28,19 +28,31 @@ pub struct Frozen {
 /// Loads the frozen inputs of validation. The stage-1 record is not read back: it is
 /// re-derived from the frozen evidence and claims, and a recorded one that differs is
 /// tampering.
+///
+/// # Errors
+///
+/// The errors of reading evidence.json and claims.json (`Io`, a `Document` refusal, an
+/// unsupported format), `Corrupt` when research is not frozen in `lc`, and `Tampered` when
+/// the recorded stage-1 record differs from its re-derivation.
 pub fn load_frozen(run: Run, lc: &Lifecycle) -> Result<Frozen, CaseError> {
     let evidence = store::evidence(&run.dir)?;
     let claims = store::claims(&run.dir)?;
     let research = rederive_research(&run, lc, &evidence, &claims)?;
     Ok(Frozen {
+        run,
         evidence,
         claims,
         research,
-        run,
     })
 }
 
 /// Stage 1 re-run over the frozen documents, checked against the record in lifecycle.json.
+///
+/// # Errors
+///
+/// `CaseError::Corrupt` when `lc` records no research (it is not frozen), and
+/// `CaseError::Tampered` when stage 1 re-run over `evidence` and `claims` differs from the
+/// recorded record.
 pub fn rederive_research(
     run: &Run,
     lc: &Lifecycle,
@@ -67,6 +79,12 @@ pub fn rederive_research(
 
 /// Every verdict lifecycle.json records, re-derived once from the frozen inputs: stage 1
 /// when research froze, and validation when it ran, over the same loaded documents.
+///
+/// # Errors
+///
+/// The errors of [`load_frozen`]; `Tampered` when the recorded validation is not a
+/// validation record or differs from validation re-run over the frozen proposal; and the
+/// errors of [`evaluate`] when that re-run cannot read or parse the proposal.
 pub fn rederive(
     run: &Run,
     lc: &Lifecycle,
@@ -96,7 +114,7 @@ fn rederive_validation(
         return Ok(None);
     };
     let mut again = evaluate(frozen)?;
-    again.at = recorded.at.clone();
+    again.at.clone_from(&recorded.at);
     if again != recorded {
         return Err(CaseError::Tampered {
             file: LIFECYCLE_JSON.into(),
@@ -111,6 +129,14 @@ fn rederive_validation(
 }
 
 /// Parses the proposal and runs the checks, writing nothing.
+///
+/// # Errors
+///
+/// `CaseError::Rail` of kind `missing_output` when output/proposal.json does not exist,
+/// `Io` when it cannot be read (a symlink or special file included), and `Document` when it
+/// does not parse or bind to the case (see
+/// [`parse_proposal`]). Failing checks are a `fail`
+/// verdict, not an error.
 pub fn evaluate(frozen: &Frozen) -> Result<ValidationRecord, CaseError> {
     let dir = &frozen.run.dir;
     let read = super::commit::read(dir, PROPOSAL_JSON, MAX_RUN_FILE_BYTES)

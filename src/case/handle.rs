@@ -37,6 +37,13 @@ pub struct RunHandle {
 
 impl RunHandle {
     /// Opens the run at `dir`, refusing anything that is not a complete run.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::NotARun` when `dir` is not a directory, has no case.json, or its name is
+    /// not the run id case.json records; `Io` when case.json cannot be read (a symlink or
+    /// special file included); and `Corrupt` when it is not UTF-8, does not parse strictly,
+    /// or is of another format version.
     pub fn open(dir: &Path) -> Result<RunHandle, CaseError> {
         Ok(RunHandle {
             run: Run::load(dir)?,
@@ -44,37 +51,53 @@ impl RunHandle {
     }
 
     /// The run, for a holder that keeps only its documents.
+    #[must_use]
     pub fn into_run(self) -> Run {
         self.run
     }
 
     /// The run directory, as it was named to [`RunHandle::open`].
+    #[must_use]
     pub fn dir(&self) -> &Path {
         &self.run.dir
     }
 
     /// The run's case document.
+    #[must_use]
     pub fn doc(&self) -> &CaseDoc {
         &self.run.doc
     }
 
     /// The run: directory, case document and case.json's hash.
+    #[must_use]
     pub fn run(&self) -> &Run {
         &self.run
     }
 
     /// `output/<name>` of this run.
+    #[must_use]
     pub fn output(&self, name: &str) -> PathBuf {
         self.run.output(name)
     }
 
     /// The lifecycle as it is on disk now (read without the run lock: a view, not a
     /// basis for a write).
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when lifecycle.json is missing or unreadable (a symlink or special
+    /// file included), and `Corrupt` when it does not parse or is of another format
+    /// version.
     pub fn lifecycle(&self) -> Result<Lifecycle, CaseError> {
         Lifecycle::load(self.dir())
     }
 
     /// The run, refused when stale: a stale run's outputs must never be consumed.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Stale` naming every field (AIR hash, source revision) in which the
+    /// current world differs from the one the run was opened on.
     pub fn current(&self) -> Result<&Run, CaseError> {
         let run = &self.run;
         let current = current_world(
@@ -93,6 +116,12 @@ impl RunHandle {
 
     /// For a rail, under its lock: the current run and its lifecycle, with every frozen
     /// file checked against its recorded hash.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Stale` for a stale run (see [`RunHandle::current`]), `Io` or `Corrupt`
+    /// when lifecycle.json cannot be read, and `Tamper` when a frozen file's hash changed
+    /// or the file is gone or unreadable.
     pub fn checked_lifecycle(&self) -> Result<(&Run, Lifecycle), CaseError> {
         let run = self.current()?;
         let lc = Lifecycle::load(self.dir())?;
@@ -113,11 +142,23 @@ impl RunHandle {
 
     /// `case verify`'s integrity check: under the run lock, completes an interrupted rail
     /// and reports every disagreement between the run's engine-owned files.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when the run's lock file cannot be opened or locked (or is not a
+    /// regular file) or a run file cannot be read, and `Corrupt` when a journal line other
+    /// than a torn last one does not parse. Broken files are reported in the list, not as
+    /// errors.
     pub fn integrity(&self) -> Result<Vec<Broken>, CaseError> {
         super::rail::check(self.dir())
     }
 
     /// Every broken file of the run, integrity and re-derived verdicts together.
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`RunHandle::integrity`]. Re-derived verdicts that disagree are
+    /// reported in the list, not as errors.
     pub fn tamper(&self) -> Result<Vec<Broken>, CaseError> {
         let mut out = self.integrity()?;
         if let Ok(lc) = Lifecycle::load(self.dir()) {
@@ -128,18 +169,23 @@ impl RunHandle {
 
     /// `case verify`: drift of the views, staleness against `air`/`repo` (defaulting to
     /// the inputs recorded in case.json), and tampering.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when a view (case.md, the expected-output schema) exists but cannot
+    /// be read, and the errors of [`RunHandle::tamper`]. Drift, staleness and tampering are
+    /// reported in the [`VerifyReport`], not as errors.
     pub fn verify(
         &self,
         air: Option<&Path>,
         repo: Option<&Path>,
     ) -> Result<VerifyReport, CaseError> {
         let run = &self.run;
-        let air = air
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| run.doc.inputs.air.clone().into());
-        let repo = repo
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| run.doc.inputs.repository.clone().into());
+        let air = air.map_or_else(|| run.doc.inputs.air.clone().into(), Path::to_path_buf);
+        let repo = repo.map_or_else(
+            || run.doc.inputs.repository.clone().into(),
+            Path::to_path_buf,
+        );
         let current: Current = current_world(&air, &repo);
         Ok(VerifyReport {
             format: "anvil-verify",
@@ -154,6 +200,15 @@ impl RunHandle {
     }
 
     /// `add-evidence`: read a repository coordinate and freeze it as an artifact.
+    ///
+    /// # Errors
+    ///
+    /// The rail envelope's refusals (see [`with_rail`]: an unusable
+    /// lock file, a corrupt journal, broken integrity, a bad or conflicting idempotency
+    /// key), then `Stale`, `Tamper` for a changed frozen file, and `Transition` unless the
+    /// run is open. Specific to add-evidence: `CaseError::Rail` of kind `inside_a_run` when
+    /// the path lies inside a run directory, and `CaseError::Evidence` when the coordinate
+    /// cannot be acquired (see [`acquire`]).
     pub fn add_evidence(
         &self,
         req: &EvidenceRequest,
@@ -180,6 +235,14 @@ impl RunHandle {
     }
 
     /// `add-external-evidence`: record a caller-supplied excerpt, always unverified.
+    ///
+    /// # Errors
+    ///
+    /// The rail envelope's refusals (see [`with_rail`]: an unusable
+    /// lock file, a corrupt journal, broken integrity, a bad or conflicting idempotency
+    /// key), then `Stale`, `Tamper` for a changed frozen file, and `Transition` unless the
+    /// run is open. Specific to add-external-evidence: `CaseError::Evidence` for a blank
+    /// source, uri or excerpt, or when `external` is not an admissible kind.
     pub fn add_external_evidence(
         &self,
         source: &str,
@@ -204,6 +267,11 @@ impl RunHandle {
     }
 
     /// `add-claim` from a JSON body, parsed strictly (an `excerpt` field is refused).
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Document` (kind `unknown_field` or `shape`) when `body` is not a claim
+    /// input, then the errors of [`RunHandle::add_claim`].
     pub fn add_claim_json(&self, body: &Value, key: Option<&str>) -> Result<RawClaim, CaseError> {
         let input: ClaimInput = crate::json_path::deserialize(body.clone()).map_err(|e| {
             let kind = if e.message.starts_with("unknown field") {
@@ -217,6 +285,15 @@ impl RunHandle {
     }
 
     /// `add-claim`: an atomic claim over existing artifacts, in the skill's vocabulary.
+    ///
+    /// # Errors
+    ///
+    /// The rail envelope's refusals (see [`with_rail`]: an unusable
+    /// lock file, a corrupt journal, broken integrity, a bad or conflicting idempotency
+    /// key), then `Stale`, `Tamper` for a changed frozen file, and `Transition` unless the
+    /// run is open. Specific to add-claim: a `Document` refusal when evidence.json or
+    /// claims.json is unreadable, and when the claim is refused (its predicate, value,
+    /// confidence or cited artifacts; see [`admit_claim`]).
     pub fn add_claim(&self, input: ClaimInput, key: Option<&str>) -> Result<RawClaim, CaseError> {
         let body = serde_json::to_value(&input).unwrap_or(Value::Null);
         with_rail(self.dir(), "add-claim", key, &body, |_| {
@@ -235,6 +312,16 @@ impl RunHandle {
 
     /// `freeze-research`: hash evidence.json and claims.json into lifecycle.json and run
     /// stage 1. Hand-written documents are checked here exactly like rail-produced ones.
+    ///
+    /// # Errors
+    ///
+    /// The rail envelope's refusals (see [`with_rail`]: an unusable
+    /// lock file, a corrupt journal, broken integrity, a bad or conflicting idempotency
+    /// key), then `Stale`, `Tamper` for a changed frozen file, and `Transition` unless the
+    /// run is open. Specific to freeze-research: a `Document` refusal when evidence.json or
+    /// claims.json does not parse or is of another format, and the refusals of
+    /// [`verify_artifacts`] (`forged_artifact`,
+    /// `inside_a_run`, a changed source).
     pub fn freeze_research(&self, key: Option<&str>) -> Result<ResearchRecord, CaseError> {
         with_rail(self.dir(), "freeze-research", key, &json!({}), |_| {
             let (run, mut lc) = self.prepare("freeze-research", &[State::Open])?;
@@ -265,6 +352,17 @@ impl RunHandle {
 
     /// `validate`: freeze the proposal, run the checks, record the authoritative verdict in
     /// lifecycle.json and a review copy in critique.json. `dry_run` writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// Unless `dry_run`, the rail envelope's refusals (see
+    /// [`with_rail`]: an unusable lock file, a corrupt journal,
+    /// broken integrity, a bad or conflicting idempotency key); in both modes `Stale`,
+    /// `Tamper` for a changed frozen file, and `Transition` unless research is frozen.
+    /// Specific to validate: `Tampered` when the recorded stage-1 record differs from its
+    /// re-derivation, `CaseError::Rail` of kind `missing_output` without
+    /// output/proposal.json, and `Document` when the proposal does not parse or bind. A
+    /// failing check is a `fail` verdict, not an error.
     pub fn validate(
         &self,
         key: Option<&str>,
@@ -296,6 +394,11 @@ impl RunHandle {
     }
 
     /// `show`: state, stage hashes, status, staleness and the next legal rails.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` or `Corrupt` when lifecycle.json cannot be read or parsed. Staleness
+    /// is reported in the [`ShowReport`], not as an error.
     pub fn show(&self) -> Result<ShowReport, CaseError> {
         let run = &self.run;
         let lc = Lifecycle::load(self.dir())?;
@@ -403,13 +506,12 @@ fn store_artifact(
         id: artifact.id.clone(),
         content_hash: artifact.content_hash.clone(),
     };
-    match doc.get(&artifact.id) {
-        Some(first) => *stored = Some(first.clone()),
-        None => {
-            *stored = Some(artifact.clone());
-            doc.insert(artifact);
-            store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
-        }
+    if let Some(first) = doc.get(&artifact.id) {
+        *stored = Some(first.clone());
+    } else {
+        *stored = Some(artifact.clone());
+        doc.insert(artifact);
+        store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
     }
     Ok(saved)
 }

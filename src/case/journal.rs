@@ -80,6 +80,13 @@ pub struct Journal {
 
 impl Journal {
     /// Reads the journal of the run at `run_dir` (a symlink or special file is refused).
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when journal.jsonl exists but cannot be read (a symlink or special
+    /// file included), and `Corrupt` naming the line when a newline-terminated line is not
+    /// a journal entry. A missing journal is empty, and a torn last line is recorded in
+    /// `torn_at`, not refused.
     pub fn read(run_dir: &Path) -> Result<Journal, CaseError> {
         let path = run_dir.join(JOURNAL);
         let bytes = match crate::fsio::read_regular(&path, MAX_RUN_FILE_BYTES) {
@@ -134,6 +141,7 @@ impl Journal {
     }
 
     /// The chain head: the hash the next line's `prev` must be.
+    #[must_use]
     pub fn head(&self, case_hash: &str) -> String {
         self.hashes
             .last()
@@ -161,6 +169,11 @@ impl Journal {
 }
 
 /// Reads every whole entry of the journal; a torn last line is ignored.
+///
+/// # Errors
+///
+/// The errors of [`Journal::read`]: `Io` when the journal cannot be read, `Corrupt` when a
+/// whole line is not an entry.
 pub fn read_journal(run_dir: &Path) -> Result<Vec<JournalEntry>, CaseError> {
     Journal::read(run_dir).map(|j| j.entries)
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::air::TargetKey;
 use crate::canon::sha256_hex;
 
-/// Longest folded key before the hash suffix; keeps run paths well under NAME_MAX.
+/// Longest folded key before the hash suffix; keeps run paths well under `NAME_MAX`.
 const MAX_FOLDED: usize = 150;
 
 /// `<skill>--<target-key>`, path-safe and collision-free.
@@ -21,6 +21,7 @@ const MAX_FOLDED: usize = 150;
 pub struct CaseKey(String);
 
 impl CaseKey {
+    #[must_use]
     pub fn new(skill: &str, target: &TargetKey) -> CaseKey {
         let raw = format!("{skill}--{target}");
         let mut folded: String = raw
@@ -52,6 +53,7 @@ impl CaseKey {
         CaseKey(folded)
     }
 
+    #[must_use]
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -69,6 +71,7 @@ impl fmt::Display for CaseKey {
 pub struct RunId(ulid::Ulid);
 
 impl RunId {
+    #[must_use]
     pub fn generate() -> RunId {
         RunId(ulid::Ulid::new())
     }

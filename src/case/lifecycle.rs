@@ -25,6 +25,7 @@ pub enum State {
 }
 
 impl State {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             State::Open => "open",
@@ -36,6 +37,7 @@ impl State {
     }
 
     /// Legal moves. An honest decline may finalize from any earlier state.
+    #[must_use]
     pub fn can_advance_to(self, next: State) -> bool {
         matches!(
             (self, next),
@@ -85,6 +87,7 @@ pub struct Lifecycle {
 }
 
 impl Lifecycle {
+    #[must_use]
     pub fn new(run_id: RunId, at: &str, case_hash: &str) -> Lifecycle {
         Lifecycle {
             format: LIFECYCLE_FORMAT.into(),
@@ -108,6 +111,11 @@ impl Lifecycle {
     }
 
     /// Moves to `next`, or says why it may not.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the rail and both states when the lifecycle does not allow moving
+    /// from the current state to `next`; the lifecycle is left unchanged.
     pub fn advance(&mut self, next: State, rail: &str, at: &str) -> Result<(), String> {
         if !self.state.can_advance_to(next) {
             return Err(format!(
@@ -127,6 +135,7 @@ impl Lifecycle {
 }
 
 /// Current time as RFC 3339 UTC with milliseconds.
+#[must_use]
 pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
@@ -148,6 +157,12 @@ impl Lifecycle {
     }
 
     /// Parses lifecycle bytes read from `path` strictly.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Corrupt` naming `path` when the bytes are not UTF-8, do not parse
+    /// strictly as a lifecycle (the field is named), or are of another format or format
+    /// version.
     pub fn parse(
         bytes: &[u8],
         path: &std::path::Path,
@@ -171,6 +186,12 @@ impl Lifecycle {
     }
 
     /// Writes `lifecycle.json` (staged when a rail is executing).
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Corrupt` if the lifecycle cannot be serialised, and `Io` when writing
+    /// lifecycle.json (or staging it during a rail) fails, including when it would be
+    /// written through a symlink.
     pub fn save(&self, run_dir: &std::path::Path) -> Result<(), super::error::CaseError> {
         let path = run_dir.join(super::layout::LIFECYCLE_JSON);
         let mut text =
@@ -185,6 +206,7 @@ impl Lifecycle {
     }
 
     /// A typed record, if present.
+    #[must_use]
     pub fn record<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
         self.records
             .get(name)

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 
 use globset::Glob;
 
-use super::doc::*;
+use super::doc::{
+    CASE_FORMAT, CASE_FORMAT_VERSION, CaseDoc, CasePolicy, Context, DeclaredSnapshot,
+    ExpectedOutput, Identity, Inputs, Phase, Procedure, SkillRef, TargetSnapshot, Task, Workspace,
+};
 use super::error::CaseError;
 use super::key::{CaseKey, RunId};
 use super::layout::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, OUTPUT_DIR, SOURCE_JSON, WORKSPACE_DIR};
@@ -81,6 +84,12 @@ struct Resolved {
 }
 
 /// Parses a `GLOB=KIND` scope rule, refusing globs that could leave the repository.
+///
+/// # Errors
+///
+/// `CaseError::BadScope` when `rule` has no `=`, the glob is empty, absolute,
+/// home-relative, contains a backslash or a `..` segment, or is not a valid glob, or the
+/// kind is unknown or one the engine derives itself (not assignable by a scope).
 pub fn parse_scope(rule: &str) -> Result<Scope, CaseError> {
     let bad = |reason: &str| CaseError::BadScope {
         scope: rule.to_string(),
@@ -226,11 +235,24 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
 
 /// Resolves `req` exactly as [`open`] does and writes nothing: the deficiency a case would
 /// open on. `scenarios check` uses it, so a scenario is sound by the same detection.
+///
+/// # Errors
+///
+/// The refusals of resolving `req`, as [`open`] has them: `Air` (an invalid AIR),
+/// `UnknownSkill`, `Target` (malformed), `TargetNotInAir`, `WrongTargetKind`,
+/// `NoDeficiency` or `DeficiencyNotDetected`, `RepoNotDir`, `BadScope`, `BadToolLimit`,
+/// `BadSnapshot`, and `Io` when the repository or AIR path cannot be resolved.
 pub fn preflight(req: &OpenRequest) -> Result<DeficiencyCode, CaseError> {
     resolve(req).map(|r| r.deficiency)
 }
 
 /// Opens a case as `req` says: a new run, a resumed one, or a replacement.
+///
+/// # Errors
+///
+/// The refusals of [`preflight`]; for resume or replace, the errors of opening the named
+/// run, `WrongCase` when it belongs to another case, and `Stale` when a resumed run is
+/// stale; `Io` when recording the source manifest or materialising the run directory fails.
 pub fn open(req: &OpenRequest) -> Result<Opened, CaseError> {
     let r = resolve(req)?;
     let revision = crate::repo::revision(&r.repo);
@@ -389,7 +411,10 @@ fn phases() -> Vec<Phase> {
     let phase = |name: &str, goal: &str, produces: &[&str]| Phase {
         name: name.into(),
         goal: goal.into(),
-        produces: produces.iter().map(|s| s.to_string()).collect(),
+        produces: produces
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
     };
     vec![
         phase(

@@ -117,6 +117,7 @@ impl DocError {
 }
 
 /// True for an engine-issued claim id (`cl-` and a non-empty `[A-Za-z0-9_-]` tail).
+#[must_use]
 pub fn is_claim_id(s: &str) -> bool {
     s.strip_prefix("cl-").is_some_and(|t| {
         !t.is_empty()
@@ -129,6 +130,12 @@ pub fn is_claim_id(s: &str) -> bool {
 pub const CLAIM_ID_PATTERN: &str = "^cl-[A-Za-z0-9_-]+$";
 
 /// Parses `bytes` as the proposal of `case`, strictly. `document` names it in errors.
+///
+/// # Errors
+///
+/// A [`DocError`] of kind `syntax` when `bytes` are not UTF-8 or not valid JSON (a
+/// duplicate key included), `unknown_field` or `shape` when they do not match the
+/// proposal's structure, and the refusals of [`bind`].
 pub fn parse_proposal(bytes: &[u8], case: &CaseDoc, document: &str) -> Result<Proposal, DocError> {
     let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     let text = std::str::from_utf8(bytes)
@@ -149,6 +156,13 @@ pub fn parse_proposal(bytes: &[u8], case: &CaseDoc, document: &str) -> Result<Pr
 
 /// Checks a structurally parsed proposal against its case: constants, binding, boundary,
 /// value constraints and grounding shape.
+///
+/// # Errors
+///
+/// A [`DocError`] when a constant field is wrong, the target or patch target is malformed
+/// (`malformed_target`), the deficiency code is unknown (`unknown_deficiency`), the
+/// proposal is not bound to `case`'s target, deficiency or skill, the patch breaks the
+/// case's boundary or value constraints, or the grounding is malformed.
 pub fn bind(raw: RawProposal, case: &CaseDoc, document: &str) -> Result<Proposal, DocError> {
     let err = |field: &str, kind, reason: String| DocError::new(document, field, kind, reason);
     check_constants(&raw, document)?;
@@ -308,7 +322,9 @@ fn check_patch(raw: &RawProposal, case: &CaseDoc, document: &str) -> Result<(), 
         }
         let constraint = contract.value_constraints.get(key.as_str());
         if !constraint.is_some_and(|c| c.admits(value)) {
-            let want = constraint.map(|c| c.describe()).unwrap_or_default();
+            let want = constraint
+                .map(crate::skill::ValueConstraint::describe)
+                .unwrap_or_default();
             return Err(err(
                 &at,
                 DocErrorKind::Value,

@@ -48,6 +48,11 @@ pub struct Broken {
 
 /// Checks that case.json, lifecycle.json, the journal chain and every file the engine
 /// wrote agree. Empty when the run is intact.
+///
+/// # Errors
+///
+/// `CaseError::Io` when a run file cannot be read to hash it (a symlink or special file
+/// included). Disagreements between the files are returned in the list, not as errors.
 pub fn integrity(
     run_dir: &Path,
     journal: &Journal,
@@ -59,7 +64,7 @@ pub fn integrity(
             file: file.to_string(),
             field: field.to_string(),
             reason,
-        })
+        });
     };
     let hash_of =
         |rel: &str| -> Result<Option<String>, CaseError> { super::store::file_hash(run_dir, rel) };
@@ -88,7 +93,7 @@ pub fn integrity(
     }
     check_chain(journal, &lc, anchor, &mut broken);
     check_lifecycle_writer(journal, &lc, &mut broken);
-    check_engine_writes(journal, lc_hash, &hash_of, &mut broken)?;
+    check_engine_writes(journal, lc_hash.as_deref(), &hash_of, &mut broken)?;
     Ok(out)
 }
 
@@ -97,7 +102,7 @@ pub fn integrity(
 fn check_output_dir(run_dir: &Path, broken: &mut impl FnMut(&str, &str, String)) {
     match std::fs::symlink_metadata(run_dir.join(OUTPUT_DIR)) {
         Ok(m) if m.file_type().is_symlink() => {
-            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into())
+            broken(OUTPUT_DIR, ".", "is a symlink (not followed)".into());
         }
         Ok(m) if !m.is_dir() => broken(OUTPUT_DIR, ".", "is not a directory".into()),
         _ => {}
@@ -120,7 +125,7 @@ fn check_chain(
                 format!("is {}, but the line before hashes to {prev}", entry.prev),
             );
         }
-        prev = journal.hashes[i].clone();
+        prev.clone_from(&journal.hashes[i]);
     }
     // The lock anchors the chain's end.
     let n = journal.entries.len() as u64;
@@ -202,7 +207,7 @@ fn check_lifecycle_writer(
 /// re-derived from them.
 fn check_engine_writes(
     journal: &Journal,
-    lc_hash: Option<String>,
+    lc_hash: Option<&str>,
     hash_of: &impl Fn(&str) -> Result<Option<String>, CaseError>,
     broken: &mut impl FnMut(&str, &str, String),
 ) -> Result<(), CaseError> {
@@ -216,7 +221,7 @@ fn check_engine_writes(
     }
     for (rel, hash) in last_write {
         let now = if rel == LIFECYCLE_JSON {
-            lc_hash.clone()
+            lc_hash.map(str::to_string)
         } else {
             hash_of(rel)?
         };
@@ -250,6 +255,16 @@ fn ensure_intact(
 
 /// Runs `body` as rail `rail` on the run at `run_dir`, under the run lock, journaled and
 /// idempotent. `request` is the rail's input; its canonical hash is the body hash.
+///
+/// # Errors
+///
+/// `CaseError::Io` when the lock file cannot be opened, inspected or locked (a symlink or a
+/// non-regular file included) or the lock, journal or staged files cannot be written;
+/// `Corrupt` when a whole journal line does not parse; `Tampered` naming the first broken
+/// file when the run's integrity is broken; `BadIdempotencyKey` for a key that is empty or
+/// over 200 characters; `IdempotencyConflict` for a key already used with another body;
+/// `Replayed` when the key's saved call was refused. Otherwise whatever `body` returns; a
+/// refused body changes nothing but the journal.
 pub fn with_rail<T, F>(
     run_dir: &Path,
     rail: &str,
@@ -565,6 +580,12 @@ fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockStat
 
 /// `case verify`'s integrity check: under the run lock, completes an interrupted rail
 /// and reports every disagreement between the run's engine-owned files.
+///
+/// # Errors
+///
+/// `CaseError::Io` when the lock file cannot be opened or locked, or recovery of an
+/// interrupted rail or a read fails, and `Corrupt` when a whole journal line does not
+/// parse. Broken files are returned in the list, not as errors.
 pub fn check(run_dir: &Path) -> Result<Vec<Broken>, CaseError> {
     let mut lock = lock_run(run_dir)?;
     let (journal, state) = settle(run_dir, &mut lock)?;

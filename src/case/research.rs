@@ -30,6 +30,7 @@ pub struct ClaimsDoc {
 }
 
 impl ClaimsDoc {
+    #[must_use]
     pub fn empty() -> ClaimsDoc {
         ClaimsDoc {
             format: CLAIMS_FORMAT.into(),
@@ -55,6 +56,7 @@ fn default_confidence() -> f64 {
 }
 
 /// The id of a claim: derived from its content, so the same claim is never stored twice.
+#[must_use]
 pub fn claim_id(predicate: &str, value: &Value, artifact_ids: &[String]) -> String {
     let mut ids: Vec<&String> = artifact_ids.iter().collect();
     ids.sort();
@@ -103,6 +105,7 @@ fn oversized(value: &Value) -> Option<String> {
 }
 
 /// Checks one claim against the case and the evidence. Returns every reason it fails.
+#[must_use]
 pub fn claim_problems(claim: &RawClaim, case: &CaseDoc, evidence: &EvidenceDoc) -> Vec<String> {
     let contract = &case.policy.contract;
     let mut problems = Vec::new();
@@ -150,6 +153,14 @@ pub fn claim_problems(claim: &RawClaim, case: &CaseDoc, evidence: &EvidenceDoc) 
 }
 
 /// Validates a claim request into a stored claim (the rail's check; freeze checks again).
+///
+/// # Errors
+///
+/// A [`DocError`] for document `add-claim` listing every problem, its kind taken from the
+/// first: `boundary` for a predicate outside the skill's vocabulary, `confidence` for a
+/// confidence outside [0, 1], `value` for an oversized value or one the predicate's field
+/// does not admit, and `grounding` when the claim cites no artifact, a missing one, or one
+/// of an inadmissible kind.
 pub fn admit_claim(
     input: ClaimInput,
     case: &CaseDoc,
@@ -239,17 +250,20 @@ pub struct ResearchRecord {
 }
 
 impl ResearchRecord {
+    #[must_use]
     pub fn accepted(&self, id: &str) -> bool {
         self.claims
             .iter()
             .any(|c| c.id == id && c.status == ClaimStatus::Accepted)
     }
 
+    #[must_use]
     pub fn conflict_on(&self, predicate: &str) -> Option<&Conflict> {
         self.conflicts.iter().find(|c| c.predicate == predicate)
     }
 
     /// An unclaimed or claimed conflict between verified excerpts on `predicate`.
+    #[must_use]
     pub fn attested_conflict_on(&self, predicate: &str) -> Option<&AttestedConflict> {
         self.attested_conflicts
             .iter()
@@ -278,12 +292,14 @@ pub fn aggregate_strength<'a>(artifacts: impl IntoIterator<Item = &'a EvidenceAr
 }
 
 /// Artifacts cited by the given claims (deduplicated by id).
+#[must_use]
 pub fn cited<'a>(claims: &[&RawClaim], evidence: &'a EvidenceDoc) -> Vec<&'a EvidenceArtifact> {
     let ids: BTreeSet<&String> = claims.iter().flat_map(|c| c.artifact_ids.iter()).collect();
     ids.into_iter().filter_map(|id| evidence.get(id)).collect()
 }
 
 /// Stage 1 over the deposited claims and evidence.
+#[must_use]
 pub fn stage_one(
     case: &CaseDoc,
     evidence: &EvidenceDoc,

@@ -70,6 +70,7 @@ impl Run {
         })
     }
 
+    #[must_use]
     pub fn output(&self, name: &str) -> PathBuf {
         self.dir.join(OUTPUT_DIR).join(name)
     }

@@ -12,6 +12,13 @@ use super::proposal::{CLAIM_ID_PATTERN, PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION
 use crate::skill::ValueConstraint;
 
 /// The per-case proposal schema.
+///
+/// # Panics
+///
+/// Only if the schema schemars derives for [`RawProposal`], or a member this function
+/// extends (such as its `properties`), were not a JSON object; a derived object schema
+/// always is one.
+#[must_use]
 pub fn proposal_schema(case: &CaseDoc) -> Value {
     let mut root = schemars::schema_for!(RawProposal).to_value();
     let mut defs = root

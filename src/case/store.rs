@@ -24,6 +24,12 @@ pub use super::layout::{
 /// Reads a strict JSON document from the run; `None` when the file does not exist. The
 /// agent may have written it: a symlink, FIFO, device or directory is refused, never
 /// followed or opened (R-GATE-3's rule for everything the agent could have touched).
+///
+/// # Errors
+///
+/// `CaseError::Io` when the file cannot be read (a symlink, FIFO, device or directory
+/// included), and `CaseError::Document` of kind `syntax` (not UTF-8 or not JSON),
+/// `unknown_field` or `shape` when it does not parse strictly as `T`.
 pub fn read_doc<T: DeserializeOwned>(run_dir: &Path, rel: &str) -> Result<Option<T>, CaseError> {
     let path = run_dir.join(rel);
     let bytes = match super::commit::read(run_dir, rel, MAX_RUN_FILE_BYTES) {
@@ -47,6 +53,12 @@ pub fn read_doc<T: DeserializeOwned>(run_dir: &Path, rel: &str) -> Result<Option
 }
 
 /// Writes a document into the run (staged when a rail is executing; see `case::commit`).
+///
+/// # Errors
+///
+/// `CaseError::Io` when the parent directory cannot be created or the file cannot be
+/// written (or staged), including through a symlink, and `Corrupt` if `doc` cannot be
+/// serialised.
 pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(), CaseError> {
     let path = run_dir.join(rel);
     if let Some(parent) = path.parent()
@@ -63,12 +75,26 @@ pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(),
     super::commit::write(run_dir, rel, text.as_bytes()).map_err(CaseError::io("write", path))
 }
 
+/// The run's evidence.json, strictly parsed and of this engine's format; an empty
+/// document when the file does not exist yet.
+///
+/// # Errors
+///
+/// The errors of [`read_doc`], and `CaseError::Evidence` of kind `unsupported_format` when
+/// evidence.json is of another format or version.
 pub fn evidence(run_dir: &Path) -> Result<EvidenceDoc, CaseError> {
     let doc: EvidenceDoc = read_doc(run_dir, EVIDENCE_JSON)?.unwrap_or_else(EvidenceDoc::empty);
     doc.check_format()?;
     Ok(doc)
 }
 
+/// The run's claims.json, strictly parsed and of this engine's format; an empty document
+/// when the file does not exist yet.
+///
+/// # Errors
+///
+/// The errors of [`read_doc`], and `CaseError::Document` of kind `format` when claims.json
+/// is of another format or version.
 pub fn claims(run_dir: &Path) -> Result<ClaimsDoc, CaseError> {
     let doc: ClaimsDoc = read_doc(run_dir, CLAIMS_JSON)?.unwrap_or_else(ClaimsDoc::empty);
     if doc.format != super::research::CLAIMS_FORMAT
@@ -90,6 +116,11 @@ pub fn claims(run_dir: &Path) -> Result<ClaimsDoc, CaseError> {
 }
 
 /// `sha256:` of a run file's bytes, or `None` when absent.
+///
+/// # Errors
+///
+/// `CaseError::Io` when the file exists but cannot be read: reached through a symlink, not
+/// a regular file, larger than the run-file cap, or unreadable.
 pub fn file_hash(run_dir: &Path, rel: &str) -> Result<Option<String>, CaseError> {
     let path = run_dir.join(rel);
     super::commit::read(run_dir, rel, MAX_RUN_FILE_BYTES)
@@ -98,6 +129,11 @@ pub fn file_hash(run_dir: &Path, rel: &str) -> Result<Option<String>, CaseError>
 }
 
 /// Records the current hash of `rel` as frozen.
+///
+/// # Errors
+///
+/// `CaseError::Rail` of kind `missing_output` when `rel` does not exist, and `Io` when it
+/// cannot be read.
 pub fn freeze(run_dir: &Path, lifecycle: &mut Lifecycle, rel: &str) -> Result<(), CaseError> {
     let hash = file_hash(run_dir, rel)?.ok_or_else(|| CaseError::Rail {
         rail: "freeze",
@@ -109,6 +145,11 @@ pub fn freeze(run_dir: &Path, lifecycle: &mut Lifecycle, rel: &str) -> Result<()
 }
 
 /// Refuses when any frozen file changed or disappeared.
+///
+/// # Errors
+///
+/// `CaseError::Tamper` naming the first frozen file whose hash changed, or that was deleted
+/// or replaced by a symlink or special file; other read failures are returned as they are.
 pub fn check_frozen(run_dir: &Path, lifecycle: &Lifecycle) -> Result<(), CaseError> {
     for (rel, frozen) in &lifecycle.frozen {
         let now = match file_hash(run_dir, rel) {
@@ -130,6 +171,11 @@ pub fn check_frozen(run_dir: &Path, lifecycle: &Lifecycle) -> Result<(), CaseErr
 }
 
 /// Makes sure `output/` exists (a hand-written run may have removed it).
+///
+/// # Errors
+///
+/// `CaseError::Io` when output/ cannot be created (for instance when a file of that name is
+/// in the way).
 pub fn ensure_output_dir(run_dir: &Path) -> Result<(), CaseError> {
     let dir = run_dir.join(OUTPUT_DIR);
     std::fs::create_dir_all(&dir).map_err(CaseError::io("create", dir))

@@ -52,6 +52,11 @@ impl ToolLimits {
 
     /// These limits with a case's overrides applied. An unknown name or a zero value is
     /// refused, never ignored.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the limit when an override is zero, too large for its field, or
+    /// names an unknown limit (the known names are listed).
     pub fn with_overrides(
         &self,
         overrides: &std::collections::BTreeMap<String, u64>,
@@ -72,7 +77,7 @@ impl ToolLimits {
                 "matchesPerQuery" => out.matches_per_query = small()?,
                 "contextLines" => {
                     out.context_lines =
-                        u32::try_from(value).map_err(|_| format!("`{name}` is too large"))?
+                        u32::try_from(value).map_err(|_| format!("`{name}` is too large"))?;
                 }
                 "lineChars" => out.line_chars = small()?,
                 "resultBytes" => out.result_bytes = small()?,

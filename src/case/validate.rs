@@ -74,6 +74,7 @@ impl Inputs<'_> {
 }
 
 /// Runs the skill's checks, in contract order.
+#[must_use]
 pub fn run_checks(inp: &Inputs) -> Vec<CheckResult> {
     inp.case
         .policy
@@ -91,6 +92,7 @@ pub fn run_checks(inp: &Inputs) -> Vec<CheckResult> {
         .collect()
 }
 
+#[must_use]
 pub fn verdict(checks: &[CheckResult]) -> Verdict {
     if checks.iter().all(|c| c.passed) {
         Verdict::Pass
@@ -279,6 +281,7 @@ pub struct Critique {
 
 impl Critique {
     /// The self-review copy of a validation record.
+    #[must_use]
     pub fn of(record: &ValidationRecord, review: Review) -> Critique {
         Critique {
             format: "anvil-critique".into(),
@@ -296,6 +299,7 @@ impl Critique {
     /// engine's own self-review exists so far, so a copy labelled `independent` is a
     /// forgery: an independent review is recorded by the engine when a separate process
     /// ran it.
+    #[must_use]
     pub fn agrees_with(&self, record: &ValidationRecord) -> bool {
         *self == Critique::of(record, Review::SelfReview)
     }

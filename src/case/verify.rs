@@ -27,6 +27,7 @@ pub struct Current {
 pub use super::error::StaleField;
 
 /// Identity fields of `doc` that differ from `current` and from the skill registry.
+#[must_use]
 pub fn staleness(doc: &CaseDoc, current: &Current) -> Vec<StaleField> {
     let id = &doc.identity;
     let mut out = Vec::new();
@@ -67,6 +68,7 @@ pub fn staleness(doc: &CaseDoc, current: &Current) -> Vec<StaleField> {
 }
 
 /// The world as `air` and `repo` say it is now.
+#[must_use]
 pub fn current_world(air: &Path, repo: &Path) -> Current {
     Current {
         air_hash: Some(match Air::load(air) {
@@ -104,6 +106,7 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
+    #[must_use]
     pub fn is_clean(&self) -> bool {
         self.drift.is_empty() && self.stale.is_empty() && self.tamper.is_empty()
     }
@@ -113,6 +116,7 @@ impl VerifyReport {
 /// file against its recorded hash, and — when those hold — each recorded verdict against
 /// its re-derivation from the frozen inputs, so a forger who reseals the journal around an
 /// edited record is still named.
+#[must_use]
 pub fn frozen_and_verdicts(run: &Run, lc: &Lifecycle) -> Vec<Broken> {
     let mut out = Vec::new();
     for (rel, frozen) in &lc.frozen {
@@ -157,6 +161,11 @@ fn rederived(run: &Run, lc: &Lifecycle) -> Result<(), Broken> {
 }
 
 /// Regenerates the views of `run` and compares them with the files on disk.
+///
+/// # Errors
+///
+/// `CaseError::Io` when a view file exists but cannot be read (a symlink or special file
+/// included). A missing or differing view is drift, not an error.
 pub fn drift(run: &Run) -> Result<Vec<Drift>, CaseError> {
     let (case_md, schema) = render_views(&run.doc, &run.case_hash);
     let mut out = Vec::new();

@@ -22,6 +22,7 @@ pub const WORKING_DISCIPLINE: &str = "\
 - **Verify before you claim.** Every claim points at an artifact the engine read; run `validate` and read its verdict before you finalize.";
 
 /// Both views, rendered from `case` (whose canonical bytes hash to `case_hash`).
+#[must_use]
 pub fn render_views(case: &CaseDoc, case_hash: &str) -> (String, String) {
     let mut schema = serde_json::to_string_pretty(&proposal_schema(case)).unwrap_or_default();
     schema.push('\n');
@@ -85,6 +86,7 @@ fn render_attestation(s: &mut String, c: &crate::skill::SkillPolicy) {
 }
 
 /// CASE.md: the brief the driver hands the agent.
+#[must_use]
 pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
     let c = &case.policy.contract;
     let mut s = String::new();
@@ -253,7 +255,7 @@ fn render_writable(s: &mut String, c: &crate::skill::SkillPolicy) {
         let constraint = c
             .value_constraints
             .get(&out.field)
-            .map(|v| v.describe())
+            .map(crate::skill::ValueConstraint::describe)
             .unwrap_or_default();
         let _ = writeln!(
             s,
@@ -377,11 +379,7 @@ fn render_expected_output(s: &mut String, case: &CaseDoc) {
         case.expected_output.proposal_format,
         case.expected_output.proposal_format_version
     );
-    let field = c
-        .outputs
-        .first()
-        .map(|o| o.field.as_str())
-        .unwrap_or("value");
+    let field = c.outputs.first().map_or("value", |o| o.field.as_str());
     let skeleton = serde_json::json!({
         "format": case.expected_output.proposal_format,
         "formatVersion": case.expected_output.proposal_format_version,

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::air::{Air, DeficiencyCode, TargetKey, detect};
 
 /// The eval family a deficiency code belongs to.
+#[must_use]
 pub fn family(code: DeficiencyCode) -> &'static str {
     match code {
         DeficiencyCode::MissingFieldDescription
@@ -42,6 +43,7 @@ pub struct EvalDelta {
 }
 
 impl EvalDelta {
+    #[must_use]
     pub fn acceptable(&self) -> bool {
         self.target_closed && self.new_deficiencies.is_empty()
     }
@@ -49,6 +51,11 @@ impl EvalDelta {
 
 /// Sets `set` on the target of `air` and clears the `inferred` marks for `proven`
 /// attributes (and for every attribute written).
+///
+/// # Errors
+///
+/// A message when `target` (its operation, field or error) is not in `air`, a key of `set`
+/// is not writable on that kind of target, or a value has the wrong type for its attribute.
 pub fn apply_patch(
     air: &mut Air,
     target: &TargetKey,
@@ -117,7 +124,7 @@ pub fn apply_patch(
                 match k.as_str() {
                     "retryable" => {
                         e.retryable =
-                            Some(v.as_bool().ok_or_else(|| format!("{v} is not a boolean"))?)
+                            Some(v.as_bool().ok_or_else(|| format!("{v} is not a boolean"))?);
                     }
                     other => return Err(format!("`{other}` is not writable on an error")),
                 }
@@ -137,6 +144,7 @@ fn keys(air: &Air) -> BTreeSet<(String, DeficiencyCode, Option<String>)> {
 }
 
 /// Measures `patched` against `before` for the case's `(target, code)`.
+#[must_use]
 pub fn measure(before: &Air, patched: &Air, target: &TargetKey, code: DeficiencyCode) -> EvalDelta {
     let b = keys(before);
     let a = keys(patched);
@@ -151,9 +159,9 @@ pub fn measure(before: &Air, patched: &Air, target: &TargetKey, code: Deficiency
                     after: 0,
                 });
             if is_before {
-                e.before += 1
+                e.before += 1;
             } else {
-                e.after += 1
+                e.after += 1;
             }
         }
     }

@@ -41,6 +41,7 @@ pub enum Tier {
 }
 
 impl Tier {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Tier::Auto => "auto",
@@ -100,6 +101,18 @@ fn refuse(kind: &'static str, reason: String) -> CaseError {
 }
 
 /// `close`.
+///
+/// # Errors
+///
+/// The errors of opening the run (`NotARun`, `Io`, `Corrupt`); the rail envelope's refusals
+/// (see [`with_rail`]: an unusable lock file, a corrupt
+/// journal, broken integrity, a bad or conflicting idempotency key), then `Stale`, `Tamper`
+/// for a changed frozen file, and `Transition` unless the run is finalized. Specific to
+/// close: `CaseError::Rail` of kind `missing_output` without result.json, `source_changed`
+/// when frozen evidence no longer matches the repository, `patch_failed` or `missing_proof`
+/// when the result cannot be reconciled with the AIR, `nothing_to_apply`, `needs_approval`
+/// or `rejected` when `--apply` is asked of a result that cannot be applied, `Air` when the
+/// AIR no longer loads, and `Io` when the patched AIR cannot be written.
 pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<CloseDoc, CaseError> {
     let body = json!({"apply": req.apply, "approvedBy": req.approved_by});
     let handle = RunHandle::open(run_dir)?;
@@ -313,10 +326,7 @@ fn reconcile_supported(
         .into_iter()
         .collect();
     let frozen = load_frozen(run.clone(), lc)?;
-    let tier = if !delta.acceptable() {
-        reasons.push("proving the current value does not close the deficiency".into());
-        Tier::Reject
-    } else {
+    let tier = if delta.acceptable() {
         if contract.safety_sensitive.holds(&set) {
             reasons.push("safety-sensitive skill".into());
         }
@@ -332,6 +342,9 @@ fn reconcile_supported(
         } else {
             Tier::Review
         }
+    } else {
+        reasons.push("proving the current value does not close the deficiency".into());
+        Tier::Reject
     };
     let ids = frozen
         .claims

@@ -15,7 +15,6 @@ fn split_top(s: &str) -> Vec<&str> {
     for (i, c) in s.char_indices() {
         match (quote, c) {
             (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
             (None, '"' | '\'' | '`') => quote = Some(c),
             (None, '(' | '[' | '{' | '<') => depth += 1,
             // `>` also ends `=>` and `->`: only a bracket when one is open.
@@ -24,6 +23,7 @@ fn split_top(s: &str) -> Vec<&str> {
                 out.push(&s[from..i]);
                 from = i + 1;
             }
+            // Inside a quote, or any other character.
             _ => {}
         }
     }
@@ -105,7 +105,7 @@ fn call_re() -> &'static Regex {
 pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<String> {
     let mut out = Vec::new();
     for caps in call_re().captures_iter(masked) {
-        let open = caps.get(0).map(|m| m.end()).unwrap_or(0);
+        let open = caps.get(0).map_or(0, |m| m.end());
         let mut depth = 1i32;
         let mut close = None;
         for (i, c) in masked[open..].char_indices() {

@@ -67,6 +67,7 @@ pub struct ClaimAttestation {
 }
 
 impl ClaimAttestation {
+    #[must_use]
     pub fn attested(&self) -> bool {
         self.status == AttestStatus::Attested
     }
@@ -111,8 +112,8 @@ pub struct Attester {
     verification: BTreeMap<String, Verification>,
 }
 
-fn compile(src: &Option<String>) -> Option<Regex> {
-    src.as_deref().map(compiled)
+fn compile(src: Option<&str>) -> Option<Regex> {
+    src.map(compiled)
 }
 
 /// `src` compiled once per process: re-derivation builds an attester several times per
@@ -136,6 +137,7 @@ fn compiled(src: &str) -> Regex {
 }
 
 impl Attester {
+    #[must_use]
     pub fn new(case: &CaseDoc) -> Attester {
         let t = &case.target;
         let route = t
@@ -175,10 +177,10 @@ impl Attester {
                                 CompiledRule {
                                     id: r.id.clone(),
                                     values: r.values.clone(),
-                                    pattern: compile(&p).expect("a rule has a pattern"),
-                                    unless: compile(&u),
-                                    context: compile(&c),
-                                    unless_context: compile(&uc),
+                                    pattern: compile(p.as_deref()).expect("a rule has a pattern"),
+                                    unless: compile(u.as_deref()),
+                                    context: compile(c.as_deref()),
+                                    unless_context: compile(uc.as_deref()),
                                 }
                             })
                             .collect(),
@@ -206,11 +208,13 @@ impl Attester {
     }
 
     /// True when the predicate has attestation rules (the skill's output predicates).
+    #[must_use]
     pub fn covers(&self, predicate: &str) -> bool {
         self.rules.contains_key(predicate)
     }
 
     /// The strength a predicate's gate compares: verified-only when its field needs it.
+    #[must_use]
     pub fn gate_strength(&self, predicate: &str, a: &ClaimAttestation) -> f64 {
         match self.verification.get(predicate) {
             Some(Verification::Verified) => a.verified_strength,
@@ -220,6 +224,7 @@ impl Attester {
 
     /// Whether the artifacts the `claims` cite state `value` for `predicate`. `None` when the
     /// predicate has no rules (a supporting predicate).
+    #[must_use]
     pub fn attest(
         &self,
         predicate: &str,
@@ -256,7 +261,7 @@ impl Attester {
                     if rule.values.contains(value) {
                         lines.push(attested_line(a, &line, Some(rule)));
                     } else {
-                        others.extend(rule.values.iter().map(|v| v.to_string()));
+                        others.extend(rule.values.iter().map(std::string::ToString::to_string));
                     }
                 }
             }
@@ -385,8 +390,7 @@ impl Attester {
                     .iter()
                     .map(|l| l.kind)
                     .max_by(|a, b| a.strength().total_cmp(&b.strength()))
-                    .map(|k| k.as_str())
-                    .unwrap_or("none"),
+                    .map_or("none", crate::skill::EvidenceKind::as_str),
                 if missing.is_empty() {
                     String::new()
                 } else {
@@ -400,6 +404,7 @@ impl Attester {
     /// R-GATE-2: every line of every verified artifact that states a value, per output
     /// predicate with pattern rules; a predicate whose lines include two that share no
     /// value is a conflict. `claimed` gives the accepted claims' values per predicate.
+    #[must_use]
     pub fn conflicts(
         &self,
         evidence: &EvidenceDoc,
@@ -419,7 +424,7 @@ impl Attester {
                     }
                     let set = matched
                         .iter()
-                        .flat_map(|r| r.values.iter().map(|v| v.to_string()))
+                        .flat_map(|r| r.values.iter().map(std::string::ToString::to_string))
                         .collect();
                     let ls = matched
                         .iter()
@@ -473,9 +478,12 @@ fn scan<'a, 'r>(
 ) -> Vec<(Line<'a>, Vec<&'r CompiledRule>)> {
     let read = lines::read(a, spelling);
     let matched: Vec<Vec<&CompiledRule>> = (0..read.len())
-        .map(|i| match read[i].in_scope {
-            true => rules.iter().filter(|r| fires(r, &read, i)).collect(),
-            false => vec![],
+        .map(|i| {
+            if read[i].in_scope {
+                rules.iter().filter(|r| fires(r, &read, i)).collect()
+            } else {
+                vec![]
+            }
         })
         .collect();
     read.into_iter()
@@ -519,7 +527,7 @@ fn attested_line(a: &EvidenceArtifact, line: &Line, rule: Option<&CompiledRule>)
         },
         line: line.number,
         kind: line.kind,
-        rule: rule.map(|r| r.id.clone()).unwrap_or(CONTENT_WORDS.into()),
+        rule: rule.map_or(CONTENT_WORDS.into(), |r| r.id.clone()),
         values: rule.map(|r| r.values.clone()).unwrap_or_default(),
         words: vec![],
         text,

@@ -18,7 +18,7 @@ fn artifact(path: &str, start: u32, excerpt: &str) -> EvidenceArtifact {
     } else {
         kind
     };
-    let end = start + excerpt.lines().count() as u32 - 1;
+    let end = start + u32::try_from(excerpt.lines().count()).expect("a test excerpt is short") - 1;
     EvidenceArtifact {
         id: format!("ev-{path}-{start}"),
         uri: format!("repo:{path}#L{start}-L{end}"),
@@ -49,10 +49,10 @@ fn compiled(skill: &str) -> Vec<CompiledRule> {
             CompiledRule {
                 id: r.id.clone(),
                 values: r.values.clone(),
-                pattern: compile(&p).expect("pattern"),
-                unless: compile(&u),
-                context: compile(&c),
-                unless_context: compile(&uc),
+                pattern: compile(p.as_deref()).expect("pattern"),
+                unless: compile(u.as_deref()),
+                context: compile(c.as_deref()),
+                unless_context: compile(uc.as_deref()),
             }
         })
         .collect()
@@ -79,10 +79,10 @@ fn stated(skill: &str, name: &str, path: &str, excerpt: &str) -> Vec<(u32, Vec<V
         .collect()
 }
 
-fn states(skill: &str, name: &str, path: &str, excerpt: &str, value: Value) -> bool {
+fn states(skill: &str, name: &str, path: &str, excerpt: &str, value: &Value) -> bool {
     stated(skill, name, path, excerpt)
         .iter()
-        .any(|(_, vs)| vs.contains(&value))
+        .any(|(_, vs)| vs.contains(value))
 }
 
 fn unit(name: &str, path: &str, ex: &str) -> Vec<Value> {
@@ -188,7 +188,7 @@ fn a_markdown_table_is_read_by_column_and_row() {
 #[test]
 fn retry_idioms() {
     let states_retry =
-        |code: &str, ex: &str, v: bool| states("enrich-error", code, "src/a.go", ex, json!(v));
+        |code: &str, ex: &str, v: bool| states("enrich-error", code, "src/a.go", ex, &json!(v));
     let ex = "\t// GATEWAY_ERROR can be retried by clients.\n\treturn ErrGatewayError\n";
     assert!(states_retry("GATEWAY_ERROR", ex, true));
     assert!(!states_retry("GATEWAY_ERROR", ex, false));
@@ -198,14 +198,14 @@ fn retry_idioms() {
         "CARD_DECLINED",
         "a/s.py",
         ex,
-        json!(false)
+        &json!(false)
     ));
     assert!(!states(
         "enrich-error",
         "CARD_DECLINED",
         "a/s.py",
         ex,
-        json!(true)
+        &json!(true)
     ));
     // A positional flag read by the parameter name the enum's constructor declares.
     let ex = "public enum BillingError {\n    ALREADY_PAID(HttpStatus.CONFLICT, false),\n    BUSY(HttpStatus.CONFLICT, true);\n    BillingError(HttpStatus status, boolean retryable) {\n";
@@ -214,14 +214,14 @@ fn retry_idioms() {
         "ALREADY_PAID",
         "src/B.java",
         ex,
-        json!(false)
+        &json!(false)
     ));
     assert!(!states(
         "enrich-error",
         "ALREADY_PAID",
         "src/B.java",
         ex,
-        json!(true)
+        &json!(true)
     ));
 }
 
@@ -233,7 +233,7 @@ fn sensitivity_idioms() {
         "customer_email",
         "src/l.py",
         ex,
-        json!("pii")
+        &json!("pii")
     ));
     // The target's own name never states its class.
     let ex = "    token_count: number;\n";

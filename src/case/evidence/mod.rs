@@ -45,6 +45,7 @@ pub const EXTERNAL_UNVERIFIED_REASON: &str =
     "external excerpt supplied by the caller; not independently confirmed";
 
 /// The verifier recorded on every local artifact: this engine, at this version.
+#[must_use]
 pub fn local_verifier() -> String {
     format!("anvil-bench/{}", env!("CARGO_PKG_VERSION"))
 }
@@ -60,6 +61,7 @@ pub struct EvidenceDoc {
 
 impl EvidenceDoc {
     /// A document with no artifacts.
+    #[must_use]
     pub fn empty() -> Self {
         EvidenceDoc {
             format: EVIDENCE_FORMAT.to_string(),
@@ -69,6 +71,7 @@ impl EvidenceDoc {
     }
 
     /// The artifact with this id.
+    #[must_use]
     pub fn get(&self, id: &str) -> Option<&EvidenceArtifact> {
         self.artifacts.iter().find(|a| a.id == id)
     }
@@ -85,6 +88,11 @@ impl EvidenceDoc {
     }
 
     /// Refuses a document of another format or version.
+    ///
+    /// # Errors
+    ///
+    /// `EvidenceError::UnsupportedFormat` when the document's `format` or `formatVersion`
+    /// is not the evidence format this engine writes.
     pub fn check_format(&self) -> Result<(), EvidenceError> {
         if self.format != EVIDENCE_FORMAT || self.format_version != EVIDENCE_FORMAT_VERSION {
             return Err(EvidenceError::UnsupportedFormat {
@@ -129,16 +137,19 @@ pub struct EvidenceArtifact {
 
 impl EvidenceArtifact {
     /// True for an artifact read from the repository (it has a path coordinate).
+    #[must_use]
     pub fn is_local(&self) -> bool {
         self.kind != EvidenceKind::External && self.path.is_some()
     }
 
+    #[must_use]
     pub fn is_verified(&self) -> bool {
         matches!(self.verification, Verification::Verified { .. })
     }
 
     /// The id this artifact's recorded coordinate derives, or `None` when the coordinate is
     /// incomplete (a local artifact missing its path or lines, an external one its source).
+    #[must_use]
     pub fn expected_id(&self) -> Option<String> {
         if self.kind == EvidenceKind::External {
             Some(external_id(
@@ -273,6 +284,7 @@ pub enum EvidenceError {
 
 impl EvidenceError {
     /// A stable, machine-readable name for this kind of refusal.
+    #[must_use]
     pub fn kind(&self) -> &'static str {
         match self {
             EvidenceError::EmptyPath => "empty_path",
@@ -320,6 +332,15 @@ impl EvidenceError {
 /// `source` is the repository as the case opened it (R-GATE-3): the bytes come from it,
 /// and its revision is recorded in the artifact; `now` is the
 /// acquisition timestamp recorded verbatim.
+///
+/// # Errors
+///
+/// `EvidenceError::InvalidRange` when only one of `startLine`/`endLine` is given or the
+/// range lies outside the file; the path refusals of [`resolve_path`]; `OutOfScope` when no
+/// scope classifies the path; `InadmissibleKind` when the kind the scope (or a comment-only
+/// excerpt) yields is not in `admissible`; and the read refusals of `source` and of the
+/// text check (`file_too_large`, `binary_file`, `not_utf8`, `empty_file`, `not_committed`,
+/// `changed_since_open`, ...).
 pub fn acquire(
     repo_root: &Path,
     source: &Source,
@@ -407,6 +428,11 @@ pub fn acquire(
 
 /// Records a caller-supplied excerpt from outside the repository. It is always kind
 /// `external` and `unverified`.
+///
+/// # Errors
+///
+/// `EvidenceError::InvalidExternal` when `source` or `uri` is blank, `EmptyExcerpt` when
+/// `excerpt` is blank, and `InadmissibleKind` when `external` is not in `admissible`.
 pub fn acquire_external(
     source: &str,
     uri: &str,
@@ -452,10 +478,18 @@ pub fn acquire_external(
     })
 }
 
-/// Re-reads a local artifact's coordinate and fails when the bytes there changed
-/// (`source_changed`), the file is gone (`missing_file`), or the artifact does not agree
-/// with itself (`inconsistent_artifact`). External artifacts have nothing to re-read and
-/// are refused with `not_local`; callers skip them with [`EvidenceArtifact::is_local`].
+/// Re-reads a local artifact's coordinate and checks that the bytes there are still its
+/// excerpt.
+///
+/// # Errors
+///
+/// `EvidenceError::SourceChanged` when the bytes at the coordinate changed, the path now
+/// resolves to another file, is no longer UTF-8, or no longer has the artifact's lines;
+/// `MissingFile` and the other path refusals of [`resolve_path`] when the file is gone or
+/// unsafe to read; `InconsistentArtifact` when the artifact does not agree with itself (a
+/// local coordinate, its content hash, its id or its revision); and `NotLocal` for an
+/// external artifact, which has nothing to re-read (callers skip those with
+/// [`EvidenceArtifact::is_local`]).
 pub fn reverify(
     repo_root: &Path,
     source: &Source,
@@ -529,6 +563,7 @@ pub fn reverify(
 /// Classifies a repository-relative, `/`-separated path by the inspect scopes: the first
 /// scope whose glob matches wins; `None` means inadmissible. Globs match whole paths and
 /// `*` does not cross `/` (use `**` for that). A glob that does not compile matches nothing.
+#[must_use]
 pub fn classify(scopes: &[Scope], rel_path: &str) -> Option<EvidenceKind> {
     Classifier::new(scopes).classify(rel_path)
 }
@@ -564,7 +599,7 @@ pub fn in_scope_files(repo: &Path, scopes: &[Scope], limit: usize) -> Vec<(Strin
             if kind.is_dir() && name != ".git" {
                 stack.push((entry.path(), rel));
             } else if kind.is_file() && classifier.classify(&rel).is_some() {
-                out.push((rel, entry.metadata().map(|m| m.len()).unwrap_or(0)));
+                out.push((rel, entry.metadata().map_or(0, |m| m.len())));
                 if out.len() >= limit {
                     out.sort();
                     return out;
@@ -603,6 +638,7 @@ fn compiled_cache()
 const COMPILED_CACHE_ENTRIES: usize = 64;
 
 impl Classifier {
+    #[must_use]
     pub fn new(scopes: &[Scope]) -> Classifier {
         let cache = compiled_cache();
         if let Some(hit) = cache
@@ -641,6 +677,7 @@ impl Classifier {
     }
 
     /// The kind of the first scope matching `rel_path`, if any.
+    #[must_use]
     pub fn classify(&self, rel_path: &str) -> Option<EvidenceKind> {
         let first = self.compiled.set.matches(rel_path).into_iter().min()?;
         self.compiled.kinds.get(first).copied()

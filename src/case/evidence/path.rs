@@ -12,6 +12,13 @@ use super::{EvidenceError, MAX_FILE_BYTES};
 /// Resolves a repository-relative path safely (the rules of [`acquire`](super::acquire)) to
 /// its canonical relative path (`/`-separated, symlinks resolved) and its absolute path. The
 /// target must be an existing regular file.
+///
+/// # Errors
+///
+/// An [`EvidenceError`] when the repository root cannot be canonicalised, or `path` is
+/// empty (`empty_path`), absolute (`absolute_path`), escapes the root through `..`
+/// (`path_escape`) or a symlink (`symlink_escape`), does not exist (`missing_file`), is not
+/// a regular file (`not_a_file`), or is not valid UTF-8 (`non_utf8_path`).
 pub fn resolve_path(repo_root: &Path, path: &str) -> Result<(String, PathBuf), EvidenceError> {
     let root = canonical_root(repo_root)?;
     resolve_under(&root, path)

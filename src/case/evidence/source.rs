@@ -31,6 +31,11 @@ pub struct Source {
 
 impl Source {
     /// The repository at `revision` (a full commit id), read from git objects.
+    ///
+    /// # Errors
+    ///
+    /// `EvidenceError::Repository` when `root`'s git objects cannot be opened at `revision`
+    /// (not a repository, or no such commit).
     pub fn committed(root: &Path, revision: &str) -> Result<Source, EvidenceError> {
         let tree = Committed::open(root, revision).map_err(|e| EvidenceError::Repository {
             reason: e.to_string(),
@@ -43,6 +48,7 @@ impl Source {
     }
 
     /// A repository without a commit, as `manifest` recorded it at open.
+    #[must_use]
     pub fn digested(revision: &str, manifest: SourceManifest) -> Source {
         Source {
             revision: revision.to_string(),
@@ -53,6 +59,7 @@ impl Source {
 
     /// The working tree as is, for unit tests of the path and range rules.
     #[cfg(test)]
+    #[must_use]
     pub fn worktree(revision: &str) -> Source {
         Source {
             revision: revision.to_string(),
@@ -62,12 +69,14 @@ impl Source {
     }
 
     /// Never reads evidence under `dir` (canonical).
+    #[must_use]
     pub fn excluding(mut self, dir: PathBuf) -> Source {
         self.excluded.push(dir);
         self
     }
 
     /// The revision artifacts record.
+    #[must_use]
     pub fn revision(&self) -> &str {
         &self.revision
     }

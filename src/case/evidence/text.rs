@@ -80,21 +80,19 @@ impl<'a> LineIndex<'a> {
 /// lies inside a `/* … */` block the excerpt opens. Preprocessor directives (`#include`,
 /// `#define`, `#if`, …), shebangs (`#!`) and attributes (`#[`) are code, as are `*ptr`
 /// and `--i`.
+#[must_use]
 pub fn is_comment_only(excerpt: &str) -> bool {
     let mut in_block = false;
     let mut any = false;
     for line in excerpt.lines() {
         let mut t = line.trim();
         if in_block {
-            match t.find("*/") {
-                Some(i) => {
-                    in_block = false;
-                    t = t[i + 2..].trim();
-                }
-                None => {
-                    any = any || !t.is_empty();
-                    continue;
-                }
+            if let Some(i) = t.find("*/") {
+                in_block = false;
+                t = t[i + 2..].trim();
+            } else {
+                any = any || !t.is_empty();
+                continue;
             }
         }
         if t.is_empty() {
@@ -112,12 +110,11 @@ pub fn is_comment_only(excerpt: &str) -> bool {
 /// `/*` block that it does not close.
 fn comment_line(t: &str, in_block: &mut bool) -> bool {
     if let Some(rest) = t.strip_prefix("/*") {
-        return match rest.find("*/") {
-            Some(i) => rest_is_comment(&rest[i + 2..], in_block),
-            None => {
-                *in_block = true;
-                true
-            }
+        return if let Some(i) = rest.find("*/") {
+            rest_is_comment(&rest[i + 2..], in_block)
+        } else {
+            *in_block = true;
+            true
         };
     }
     if t.starts_with("//") {
@@ -150,13 +147,13 @@ fn rest_is_comment(rest: &str, in_block: &mut bool) -> bool {
 
 /// `#` lines that are code: attributes, shebangs and preprocessor directives.
 fn is_hash_code(after_hash: &str) -> bool {
-    if after_hash.starts_with('[') || after_hash.starts_with('!') {
-        return true;
-    }
     const DIRECTIVES: [&str; 14] = [
         "include", "define", "undef", "if", "ifdef", "ifndef", "elif", "else", "endif", "pragma",
         "import", "error", "warning", "line",
     ];
+    if after_hash.starts_with('[') || after_hash.starts_with('!') {
+        return true;
+    }
     let word: &str = after_hash
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
         .next()
