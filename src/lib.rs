@@ -13,7 +13,7 @@
 //! * [`skill`] — skill contracts held as data: kinds, deficiency codes, policies,
 //!   vocabularies and attestation rules.
 //! * [`air`] — the API model (AIR v1): loading, target keys, the canonical hash,
-//!   deterministic deficiency detection, and `OpenAPI`/Swagger import and export
+//!   deterministic deficiency detection, and OpenAPI/Swagger import and export
 //!   ([`air::openapi`]).
 //! * [`case`] — case keys and immutable runs: [`case::RunHandle`] (a run opened once, the
 //!   rails as its methods), `case.json` and its generated views, proposal parsing and
@@ -35,13 +35,13 @@
 //! * [`investigator`] — in-process, non-LLM investigators over the tool router and the
 //!   rails: the heuristic investigation (one plan, in process or through [`replay`]), the
 //!   AIR-only baseline and the over-claiming adversary.
-//! * [`replay`] — `replay-model`: the Anthropic Messages API and the `OpenAI` Responses API on
+//! * [`replay`] — `replay-model`: the Anthropic Messages API and the OpenAI Responses API on
 //!   loopback, played by a script or the heuristic investigation, so the real `claude` and
 //!   the real `codex` run without a model.
 //! * [`battery`] — the scenario corpus and its labels, arms, trials, scoring, statistics,
 //!   results, resume, partition and merge.
 //! * [`report`] — views of battery results: report.md, a self-contained report.html with
-//!   charts and per-trial drill-downs, JSON, `JUnit`, and `report diff` of two runs.
+//!   charts and per-trial drill-downs, JSON, JUnit, and `report diff` of two runs.
 //! * [`cli`] — the command-line interface, and the one place exit codes are decided;
 //!   `main.rs` only calls [`cli::main`].
 

@@ -12,7 +12,7 @@ use std::path::Path;
 /// One named cap. [`Limit::value`] is its default unless `ANVIL_MAX_<NAME>` overrides it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Limit {
-    /// Bytes of one JSON or YAML document read from a file: AIR, `OpenAPI`, run documents,
+    /// Bytes of one JSON or YAML document read from a file: AIR, OpenAPI, run documents,
     /// scripts, labels and scenario metadata.
     DocBytes,
     /// Bytes of one battery results document (results.json, a trial record, the manifest).

@@ -1,4 +1,4 @@
-//! `detect`: the deterministic refinement plan of an AIR (or an `OpenAPI` document).
+//! `detect`: the deterministic refinement plan of an AIR (or an OpenAPI document).
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! `replay-model`: serve the Anthropic Messages API and the `OpenAI` Responses API on loopback
+//! `replay-model`: serve the Anthropic Messages API and the OpenAI Responses API on loopback
 //! with a deterministic player.
 
 use std::io::{Read as _, Write as _};

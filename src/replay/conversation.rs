@@ -1,7 +1,7 @@
 //! The replay model's core, whatever the wire: the conversation a request carries (what the
 //! client said, the tool calls made so far with their results, the tools it offers) and the
 //! assistant turn that answers it. [`super::api`] (Anthropic Messages) and
-//! [`super::responses`] (`OpenAI` Responses) read a request into a [`Conversation`] and write a
+//! [`super::responses`] (OpenAI Responses) read a request into a [`Conversation`] and write a
 //! [`Turn`] back; the players ([`super::heuristic`], [`super::script`]) see only these types.
 //!
 //! Invariant: a conversation names a tool the way the players call it, whatever the wire: an
@@ -78,7 +78,7 @@ impl Conversation {
 
 /// Token counts reported for a turn. Derived from sizes (about four bytes a token) so that
 /// cost accounting downstream sees plausible, non-zero, reproducible numbers. The wires
-/// word them differently (Anthropic reports cache reads and writes beside the input; `OpenAI`
+/// word them differently (Anthropic reports cache reads and writes beside the input; OpenAI
 /// counts them inside it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Usage {

@@ -1,12 +1,12 @@
 //! `replay-model`: a loopback server speaking enough of the Anthropic Messages API and of
-//! the `OpenAI` Responses API that a real agent client (Claude Code through
+//! the OpenAI Responses API that a real agent client (Claude Code through
 //! `ANTHROPIC_BASE_URL`, Codex through a custom model provider) runs its whole tool loop
 //! against a deterministic player instead of a model — no network, no key.
 //!
 //! * [`conversation`] — the core both wires share: the conversation a request carries, the
 //!   turn that answers it, usage numbers derived from sizes.
 //! * [`api`] — the Anthropic Messages wire: reading a request, writing a turn as JSON or SSE.
-//! * [`responses`] — the `OpenAI` Responses wire, the same for `codex exec`.
+//! * [`responses`] — the OpenAI Responses wire, the same for `codex exec`.
 //! * [`script`] — `--script FILE`: scripted turns with tool-result placeholders.
 //! * [`heuristic`] — `--policy heuristic`: the adapter that plays the investigation of
 //!   [`crate::investigator::plan`] (search, read, cite, claim, propose or prove or record a
@@ -400,7 +400,7 @@ async fn responses_endpoint(
     }
 }
 
-/// `GET /v1/models`: the one model there is, in the `OpenAI` list shape.
+/// `GET /v1/models`: the one model there is, in the OpenAI list shape.
 async fn models(State(shared): State<Arc<Shared>>, uri: Uri) -> Response {
     shared.record(json!({
         "method": "GET", "path": uri.to_string(), "kind": "models", "outcome": "200 models",

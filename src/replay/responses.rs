@@ -1,4 +1,4 @@
-//! The `OpenAI` Responses API as the replay model speaks it (`POST /v1/responses`, what
+//! The OpenAI Responses API as the replay model speaks it (`POST /v1/responses`, what
 //! `codex exec` sends to a provider with `wire_api = "responses"`): reading a request's
 //! `input` items into a [`Conversation`], and writing a turn as a response object or as its
 //! stream of server-sent events.

@@ -1,9 +1,9 @@
 //! `--format junit`: one testcase per trial, one testsuite per class, so CI dashboards that
-//! read `JUnit` show the battery.
+//! read JUnit show the battery.
 //!
 //! Invariant: a trial fails exactly when the report marks it red ([`model::passed`]); a
 //! failure carries what was expected and what the case got, and an infrastructure failure
-//! is a `JUnit` `error`, not a failure, as it is left out of every score.
+//! is a JUnit `error`, not a failure, as it is left out of every score.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -130,7 +130,7 @@ fn case(t: &TrialRecord) -> Case {
     }
 }
 
-/// The `JUnit` XML of one battery.
+/// The JUnit XML of one battery.
 ///
 /// # Errors
 ///

@@ -1,6 +1,6 @@
 //! Reports of battery results (DESIGN §10): report.md for a pull-request comment, one
 //! self-contained report.html with charts and per-trial drill-downs, a JSON summary,
-//! `JUnit` for CI dashboards, and `report diff` of two runs.
+//! JUnit for CI dashboards, and `report diff` of two runs.
 //!
 //! Invariant: a report is a pure function of results.json and, for drill-downs only, the
 //! case runs kept in `runs/` beside it (a missing run is said plainly): no clock, no

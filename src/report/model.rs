@@ -288,7 +288,7 @@ fn control_outcome(t: &TrialRecord) -> &'static str {
     }
 }
 
-/// Whether a trial counts as a pass in `JUnit` and as green in the trials table.
+/// Whether a trial counts as a pass in JUnit and as green in the trials table.
 #[must_use]
 pub fn passed(t: &TrialRecord) -> bool {
     matches!(outcome(t), "right" | "passed" | "caught" | "contained")
