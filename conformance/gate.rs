@@ -2,6 +2,7 @@
 //! claims cite state it, by the skill's attestation rules (data in the contract), and no two
 //! verified frozen excerpts state different values for its predicate.
 
+mod conflicts;
 mod grounding;
 mod languages;
 
@@ -15,10 +16,7 @@ use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier, close};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::{
-    UNIT_TARGET, World, claim, ev, failed, freeze, open_inferred_unit, out, read_json, refused_as,
-    tree, unit_proposal, write_proposal,
-};
+use crate::support::{UNIT_TARGET, World, failed, open_inferred_unit, read_json};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -58,27 +56,8 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-GATE-1"],
             run: description_words,
         },
-        Check {
-            name: "gate::an_unclaimed_conflict_between_verified_excerpts_is_recorded_at_freeze_and_blocks_auto",
-            rules: &["R-GATE-2"],
-            run: unclaimed_conflict,
-        },
-        Check {
-            name: "gate::the_agent_may_decline_conflicted_on_an_unclaimed_conflict",
-            rules: &["R-GATE-2", "R-REC-7"],
-            run: decline_conflicted,
-        },
-        Check {
-            name: "gate::agreeing_excerpts_other_fields_and_unverified_excerpts_make_no_conflict",
-            rules: &["R-GATE-2"],
-            run: no_false_conflict,
-        },
-        Check {
-            name: "gate::a_value_the_repository_contradicts_in_lines_no_claim_cites_is_not_auto",
-            rules: &["R-GATE-2"],
-            run: uncited_conflict,
-        },
     ];
+    all.extend(conflicts::checks());
     all.extend(grounding::checks());
     all.extend(languages::checks());
     all
@@ -650,210 +629,6 @@ fn description_words() -> Result<(), Failed> {
         copied.close.tier == Some(Tier::Review),
         "a comment about other code reached auto as a description: {}",
         copied.reasons()
-    );
-    Ok(())
-}
-
-/// The example plus a Rust client that converts `capture_timeout` with `from_millis`.
-fn millis_world() -> World {
-    let w = World::new();
-    write_repo(
-        &w,
-        "src/client/capture.rs",
-        "pub fn void_after(req: &CreatePayment) -> Duration {\n    Duration::from_millis(req.capture_timeout)\n}\n",
-    );
-    w
-}
-
-fn unclaimed_conflict() -> Result<(), Failed> {
-    let w = millis_world();
-    let run = {
-        let mut req = w.request("annotate-unit", UNIT_TARGET);
-        req.deficiency = None;
-        anvil_bench::case::open(&req).map_err(failed)?.run_dir
-    };
-    // Both excerpts are frozen; the claim cites only the seconds side.
-    let secs = ev(&run, "src/payments/service.py", 32, 39)?;
-    let _millis = ev(&run, "src/client/capture.rs", 1, 3)?;
-    let cl = claim(&run, "field.unit", json!("s"), &[&secs])?;
-    let research = freeze(&run)?;
-    let c = research
-        .attested_conflict_on("field.unit")
-        .ok_or_else(|| failed(format!("no conflict recorded at freeze: {research:?}")))?;
-    ensure!(
-        c.values.contains(&json!("s"))
-            && c.values.contains(&json!("ms"))
-            && c.claimed == [json!("s")],
-        "the recorded conflict does not show both sides and the claimed one: {c:?}"
-    );
-    ensure!(
-        research.conflicts.is_empty(),
-        "only one value was claimed, yet a claimed conflict was recorded"
-    );
-    write_proposal(&run, &unit_proposal("s", &[&cl]));
-    crate::support::rails::validate(&run, None, false).map_err(failed)?;
-    crate::support::rails::finalize(&run, None, None, None).map_err(failed)?;
-    let result = read_json(&out(&run, "result.json"));
-    ensure!(
-        result["attestedConflicts"][0]["predicate"] == "field.unit",
-        "result.json does not carry the conflict: {result}"
-    );
-    let closed = close(&run, &CloseRequest::default(), None).map_err(failed)?;
-    // Held back by the frozen excerpts' own disagreement, not only by the repository scan.
-    ensure!(
-        closed.tier == Some(Tier::Review)
-            && closed
-                .reasons
-                .iter()
-                .any(|r| r.contains("R-GATE-2") && r.contains("verified excerpts")),
-        "a conflicted predicate reached {:?}: {:?}",
-        closed.tier,
-        closed.reasons
-    );
-    passes_agrees_with_reasons(&closed)?;
-    let gate = closed.gate.first().ok_or("close.json has no gate entry")?;
-    ensure!(
-        gate.conflict
-            .as_ref()
-            .is_some_and(|c| c.claimed == [json!("s")]),
-        "close.json does not show the conflict with the value claimed: {gate:?}"
-    );
-    Ok(())
-}
-
-fn decline_conflicted() -> Result<(), Failed> {
-    let w = millis_world();
-    let o = case(
-        &w,
-        "annotate-unit",
-        UNIT_TARGET,
-        None,
-        &[
-            ("src/payments/service.py", 32, 39),
-            ("src/client/capture.rs", 1, 3),
-        ],
-        json!("s"),
-        Some(Status::Conflicted),
-    )?;
-    ensure!(
-        o.close.status == Status::Conflicted && o.close.escalate.is_some(),
-        "the decline was not recorded and escalated: {:?}",
-        o.close
-    );
-    // Without a disagreement in the excerpts, `conflicted` is refused.
-    let w = World::new();
-    let run = w.open_unit()?.run_dir;
-    let secs = ev(&run, "src/payments/service.py", 32, 39)?;
-    claim(&run, "field.unit", json!("s"), &[&secs])?;
-    freeze(&run)?;
-    refused_as(
-        crate::support::rails::finalize(&run, Some(Status::Conflicted), None, None),
-        "no_conflict",
-    )?;
-    Ok(())
-}
-
-fn no_false_conflict() -> Result<(), Failed> {
-    let w = World::new();
-    // A sibling quantity in another unit, the same unit said twice, and an external
-    // (unverified) excerpt saying milliseconds: none is a conflict on capture_timeout.
-    write_repo(
-        &w,
-        "src/payments/limits.py",
-        "# amount is in cents\nMAX_AMOUNT_CENTS = 1_000_000\nREFUND_WINDOW = timedelta(days=30)\n# capture_timeout is given in seconds\nCAPTURE_TIMEOUT_DEFAULT = 30\n",
-    );
-    let run = w.open_unit()?.run_dir;
-    let a = ev(&run, "src/payments/service.py", 32, 39)?;
-    let b = ev(&run, "src/payments/limits.py", 1, 5)?;
-    let c = ev(&run, "tests/test_capture.py", 6, 8)?;
-    let ext = crate::support::rails::add_external_evidence(
-        &run,
-        "vendor-docs",
-        "https://vendor.example/capture",
-        "capture_timeout is given in milliseconds\n",
-        None,
-    )
-    .map_err(failed)?
-    .id;
-    claim(&run, "field.unit", json!("s"), &[&a, &b, &c, &ext])?;
-    let research = freeze(&run)?;
-    ensure!(
-        research.attested_conflicts.is_empty(),
-        "a conflict was recorded where verified excerpts agree: {:?}",
-        research.attested_conflicts
-    );
-    Ok(())
-}
-
-fn uncited_conflict() -> Result<(), Failed> {
-    // The agent cites only the seconds side; a client module stating milliseconds for the
-    // same field is in scope but never cited or frozen. Auto would apply `s` with no human
-    // weighing the repository's own disagreement.
-    let w = millis_world();
-    let o = unit_case(
-        &w,
-        &[
-            ("src/payments/service.py", 32, 39),
-            ("tests/test_capture.py", 6, 8),
-        ],
-        "s",
-    )?;
-    ensure!(
-        o.research.attested_conflicts.is_empty(),
-        "fixture: the frozen excerpts already disagree, so this is not the uncited case"
-    );
-    ensure!(
-        o.close.tier == Some(Tier::Review)
-            && o.close
-                .reasons
-                .iter()
-                .any(|r| r.contains("lines no claim cites") && r.contains("src/client/capture.rs")),
-        "a value the repository contradicts reached {:?}: {}",
-        o.close.tier,
-        o.reasons()
-    );
-    // The reason says how much of the repository was weighed: every file of this small
-    // example is a text file in scope, so all of them.
-    let files = tree(&w.repo()).values().filter(|h| *h != "dir").count();
-    ensure!(
-        o.reasons()
-            .contains(&format!(", {files} in-scope files scanned)")),
-        "the reason does not say all {files} in-scope files were scanned: {}",
-        o.reasons()
-    );
-    // A value no line states is contradicted by both sides, and close.json says so too.
-    let w = millis_world();
-    let stated_nowhere = unit_case(
-        &w,
-        &[
-            ("src/payments/service.py", 32, 39),
-            ("tests/test_capture.py", 6, 8),
-        ],
-        "min",
-    )?;
-    ensure!(
-        stated_nowhere
-            .close
-            .reasons
-            .iter()
-            .any(|r| r.contains("lines no claim cites")),
-        "the repository's disagreement with `min` is not reported: {}",
-        stated_nowhere.reasons()
-    );
-    // The same citations in a repository that does not contradict them reach auto.
-    let clean = unit_case(
-        &World::new(),
-        &[
-            ("src/payments/service.py", 32, 39),
-            ("tests/test_capture.py", 6, 8),
-        ],
-        "s",
-    )?;
-    ensure!(
-        clean.close.tier == Some(Tier::Auto),
-        "the uncontradicted value closed as {:?}: {}",
-        clean.close.tier,
-        clean.reasons()
     );
     Ok(())
 }
