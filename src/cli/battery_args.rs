@@ -226,7 +226,7 @@ impl From<String> for Refusal {
 pub(super) fn resolve(a: &BatteryArgs) -> Result<(Config, Option<Endpoint>), Refusal> {
     let (scenarios, labels, bundled) = corpus(a)?;
     let (investigator, backend) = arm_and_backend(a)?;
-    check_runnable(a, investigator, backend)?;
+    let investigator_version = check_runnable(a, investigator, backend)?;
     let partition = a.partition.as_deref().map(Partition::parse).transpose()?;
     if let Some(b) = a.max_budget_usd
         && !(b.is_finite() && b >= 0.0)
@@ -246,11 +246,6 @@ pub(super) fn resolve(a: &BatteryArgs) -> Result<(Config, Option<Endpoint>), Ref
     let model_name = match (&a.model, investigator) {
         (None, Arm::Codex) if model.name.starts_with("replay:") => Some("replay".to_string()),
         (m, _) => m.clone(),
-    };
-    let investigator_version = match investigator {
-        Arm::ClaudeCode => agent_version("claude").unwrap_or_default(),
-        Arm::Codex => agent_version("codex").unwrap_or_default(),
-        _ => format!("anvil-bench {}", env!("CARGO_PKG_VERSION")),
     };
     let jobs = a
         .jobs
@@ -333,8 +328,9 @@ fn arm_and_backend(a: &BatteryArgs) -> Result<(Arm, Backend), String> {
 }
 
 /// Refuses an investigator whose inputs, sandbox or agent program is missing, saying what
-/// to pass or install.
-fn check_runnable(a: &BatteryArgs, investigator: Arm, backend: Backend) -> Result<(), String> {
+/// to pass or install; otherwise the investigator's version for the manifest (the agent
+/// program's `--version`, asked once, or anvil-bench's own).
+fn check_runnable(a: &BatteryArgs, investigator: Arm, backend: Backend) -> Result<String, String> {
     if investigator == Arm::Scripted && a.script.is_none() {
         return Err("--investigator scripted needs --script FILE".into());
     }
@@ -357,16 +353,16 @@ fn check_runnable(a: &BatteryArgs, investigator: Arm, backend: Backend) -> Resul
     {
         return Err("--backend native needs --allow-degraded-native".into());
     }
-    if investigator == Arm::ClaudeCode && agent_version("claude").is_none() {
-        return Err(
+    match investigator {
+        Arm::ClaudeCode => agent_version("claude").ok_or_else(|| {
             "the real driver needs the Claude Code CLI: `npm i -g @anthropic-ai/claude-code`"
-                .into(),
-        );
+                .to_string()
+        }),
+        Arm::Codex => agent_version("codex").ok_or_else(|| {
+            "the codex investigator needs the Codex CLI: `npm i -g @openai/codex`".to_string()
+        }),
+        _ => Ok(format!("anvil-bench {}", env!("CARGO_PKG_VERSION"))),
     }
-    if investigator == Arm::Codex && agent_version("codex").is_none() {
-        return Err("the codex investigator needs the Codex CLI: `npm i -g @openai/codex`".into());
-    }
-    Ok(())
 }
 
 /// Refuses a `--class` the bundled corpus does not have.

@@ -24,21 +24,24 @@ const FIND_TEXT: &str = "source.find_text";
 const READ_CONTEXT: &str = "source.read_context";
 
 /// The tools the plan needs, as Claude Code names them; the plan goes through MCP only when
-/// all of them are offered.
+/// all of them are offered. Built once: every request asks.
 #[must_use]
-pub fn tools_used() -> Vec<String> {
-    [
-        router_tool_name(FIND_TEXT),
-        router_tool_name(READ_CONTEXT),
-        rail::ADD_EVIDENCE.to_string(),
-        rail::ADD_CLAIM.to_string(),
-        rail::FREEZE_RESEARCH.to_string(),
-        rail::VALIDATE.to_string(),
-        rail::FINALIZE.to_string(),
-    ]
-    .iter()
-    .map(|t| claude_tool_name(t))
-    .collect()
+pub fn tools_used() -> &'static [String] {
+    static USED: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        [
+            router_tool_name(FIND_TEXT),
+            router_tool_name(READ_CONTEXT),
+            rail::ADD_EVIDENCE.to_string(),
+            rail::ADD_CLAIM.to_string(),
+            rail::FREEZE_RESEARCH.to_string(),
+            rail::VALIDATE.to_string(),
+            rail::FINALIZE.to_string(),
+        ]
+        .iter()
+        .map(|t| claude_tool_name(t))
+        .collect()
+    });
+    &USED
 }
 
 /// At most this many matches per search (well under the router's default limit of 100).
