@@ -12,7 +12,7 @@ use anvil_bench::battery::workspace::copy_tree;
 use anvil_bench::case::evidence::EvidenceRequest;
 use anvil_bench::case::research::ClaimInput;
 use anvil_bench::case::{OpenMode, OpenRequest, RunHandle, open};
-use anvil_bench::reconcile::{CloseRequest, close};
+use anvil_bench::reconcile::CloseRequest;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
@@ -89,7 +89,7 @@ fn whole_case(root: &Path) {
     .unwrap();
     run.validate(None, false).unwrap();
     run.finalize(None, None, None).unwrap();
-    black_box(close(&dir, &CloseRequest::default(), None).unwrap());
+    black_box(run.close(&CloseRequest::default(), None).unwrap());
 }
 
 fn bench_case(c: &mut Criterion) {
@@ -176,7 +176,8 @@ fn find_text(run: &Path, files: usize) -> serde_json::Value {
         "arguments": {"text": "capture_timeout", "caseSensitive": true, "offset": 0,
         "limit": 10}}]});
     let _ = files;
-    serde_json::to_value(anvil_bench::tools::query(run, &request).unwrap()).unwrap()
+    let handle = anvil_bench::case::RunHandle::open(run).unwrap();
+    serde_json::to_value(anvil_bench::tools::query(&handle, &request).unwrap()).unwrap()
 }
 
 fn bench_find_text(c: &mut Criterion) {

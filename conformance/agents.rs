@@ -64,6 +64,12 @@ struct Fake {
     run: PathBuf,
 }
 
+impl Fake {
+    fn handle(&self) -> Result<anvil_bench::case::RunHandle, Failed> {
+        anvil_bench::case::RunHandle::open(&self.run).map_err(|e| Failed::from(e.to_string()))
+    }
+}
+
 fn fake() -> Result<Fake, Failed> {
     let world = World::new();
     let bin = world.root().join("fakebin");
@@ -99,7 +105,12 @@ fn policy(f: &Fake) -> ExecutionPolicy {
 fn drive(f: &Fake) -> Result<anvil_bench::driver::investigate::InvestigateReport, Failed> {
     let mut progress = |_p: anvil_bench::driver::investigate::Progress| {};
     ClaudeCodeDriver::default()
-        .drive(&f.run, &policy(f), &CancelHandle::new(), &mut progress)
+        .drive(
+            &f.handle()?,
+            &policy(f),
+            &CancelHandle::new(),
+            &mut progress,
+        )
         .map_err(|e| Failed::from(e.to_string()))
 }
 
@@ -290,7 +301,12 @@ fn codex() -> Result<(), Failed> {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut progress = |_p: anvil_bench::driver::investigate::Progress| {};
     let report = CodexDriver::default()
-        .drive(&f.run, &policy(&f), &CancelHandle::new(), &mut progress)
+        .drive(
+            &f.handle()?,
+            &policy(&f),
+            &CancelHandle::new(),
+            &mut progress,
+        )
         .map_err(|e| Failed::from(e.to_string()))?;
     ensure!(
         report.exit_code() == 0,

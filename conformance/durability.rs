@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::support::rails;
+use crate::support::rails::close;
 use crate::support::rails::finalize;
 use anvil_bench::case::evidence::EvidenceRequest;
-use anvil_bench::reconcile::{CloseRequest, close};
+use anvil_bench::reconcile::CloseRequest;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 

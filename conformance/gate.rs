@@ -8,11 +8,12 @@ mod languages;
 
 use std::path::PathBuf;
 
+use crate::support::rails::close;
 use anvil_bench::case::attest::AttestStatus;
 use anvil_bench::case::finalize::Status;
 use anvil_bench::case::research::ResearchRecord;
 use anvil_bench::driver::scripted::Agent;
-use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier, close};
+use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
@@ -135,10 +136,7 @@ pub fn case(
     let mut req = w.request(skill, target);
     req.deficiency = deficiency.map(str::to_string);
     let run = anvil_bench::case::open(&req).map_err(failed)?.run_dir;
-    let agent = Agent {
-        run_dir: run.clone(),
-        case: crate::support::rails::load_run(&run).map_err(failed)?.doc,
-    };
+    let agent = Agent::new(anvil_bench::case::RunHandle::open(&run).map_err(failed)?);
     let ids = regions
         .iter()
         .map(|(p, a, b)| agent.add_evidence(p, Some((*a, *b))))
@@ -362,10 +360,7 @@ fn unverified_excerpts_never_lift_a_verified_field_over_its_strength_bar() -> Re
     let run = anvil_bench::case::open(&w.request("annotate-unit", UNIT_TARGET))
         .map_err(failed)?
         .run_dir;
-    let agent = Agent {
-        run_dir: run.clone(),
-        case: crate::support::rails::load_run(&run).map_err(failed)?.doc,
-    };
+    let agent = Agent::new(anvil_bench::case::RunHandle::open(&run).map_err(failed)?);
     let mut ids = vec![
         agent
             .add_evidence("src/payments/jobs.py", Some((2, 3)))
@@ -432,10 +427,7 @@ fn only_the_proposals_own_grounding_claims_attest_its_value() -> Result<(), Fail
         let run = anvil_bench::case::open(&w.request("annotate-unit", UNIT_TARGET))
             .map_err(failed)?
             .run_dir;
-        let agent = Agent {
-            run_dir: run.clone(),
-            case: crate::support::rails::load_run(&run).map_err(failed)?.doc,
-        };
+        let agent = Agent::new(anvil_bench::case::RunHandle::open(&run).map_err(failed)?);
         let says = agent
             .add_evidence("src/payments/jobs.py", Some((2, 3)))
             .map_err(failed)?;

@@ -7,12 +7,13 @@ mod routing;
 
 use std::path::{Path, PathBuf};
 
+use crate::support::rails::close;
 use anvil_bench::air::{Air, DeficiencyCode, TargetKey};
 use anvil_bench::case::finalize::Status;
 use anvil_bench::case::{CaseError, open};
 use anvil_bench::driver::scripted::{Agent, ScriptedAgentDriver};
 use anvil_bench::reconcile::delta::{apply_patch, measure};
-use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier, close};
+use anvil_bench::reconcile::{CloseDoc, CloseRequest, Tier};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
@@ -117,7 +118,10 @@ fn investigate(
         agent.finalize(None, None)?;
         Ok(())
     })
-    .run(&opened.run_dir)
+    .run(
+        &anvil_bench::case::RunHandle::open(&opened.run_dir)
+            .map_err(|e| Failed::from(e.to_string()))?,
+    )
     .map_err(f)?;
     Ok(opened.run_dir)
 }
@@ -208,7 +212,10 @@ fn forged_pass() -> Result<(), Failed> {
         assert_eq!(record.verdict, anvil_bench::case::validate::Verdict::Fail);
         Ok(())
     })
-    .run(&opened.run_dir)
+    .run(
+        &anvil_bench::case::RunHandle::open(&opened.run_dir)
+            .map_err(|e| Failed::from(e.to_string()))?,
+    )
     .map_err(f)?;
     forge_pass(&opened.run_dir);
     // Forged by hand, the lifecycle no longer matches the journal's seal.
@@ -360,7 +367,10 @@ fn unverified_review() -> Result<(), Failed> {
         agent.finalize(None, None)?;
         Ok(())
     })
-    .run(&opened.run_dir)
+    .run(
+        &anvil_bench::case::RunHandle::open(&opened.run_dir)
+            .map_err(|e| Failed::from(e.to_string()))?,
+    )
     .map_err(f)?;
     let doc = close_plain(&opened.run_dir)?;
     routed_to_review(&doc, "unverified-only grounding", "unverified")
@@ -411,7 +421,10 @@ fn escalations() -> Result<(), Failed> {
         )?;
         Ok(())
     })
-    .run(&opened.run_dir)
+    .run(
+        &anvil_bench::case::RunHandle::open(&opened.run_dir)
+            .map_err(|e| Failed::from(e.to_string()))?,
+    )
     .map_err(f)?;
     let doc = close_plain(&opened.run_dir)?;
     ensure!(
@@ -551,7 +564,7 @@ fn scripted_driver() -> Result<(), Failed> {
     let err = ScriptedAgentDriver::new("failing", |agent: &Agent| {
         agent.add_evidence("/etc/passwd", None).map(|_| ())
     })
-    .run(&opened.run_dir);
+    .run(&anvil_bench::case::RunHandle::open(&opened.run_dir).map_err(f)?);
     ensure!(err.is_err(), "a failing script reported success");
     let exec = read_json(&opened.run_dir.join("execution.json"));
     ensure!(

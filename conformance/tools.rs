@@ -226,7 +226,7 @@ impl Q {
     }
 
     pub fn ok(&self, requests: Vec<Value>) -> Result<ResultDoc, Failed> {
-        tools::query(&self.run, &self.doc(requests))
+        crate::support::rails::query(&self.run, &self.doc(requests))
             .map_err(|e| failed(format!("{}: {e}", e.kind())))
     }
 
@@ -242,7 +242,7 @@ pub fn refused_doc(
     kind: &str,
     limits: &ToolLimits,
 ) -> Result<ToolError, Failed> {
-    match tools::query_with_limits(run, doc, limits) {
+    match crate::support::rails::query_with_limits(run, doc, limits) {
         Ok(d) => Err(format!(
             "expected a `{kind}` refusal, got {} result(s)",
             d.results.len()

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::case::{CaseError, OpenMode, OpenRequest, open};
+use crate::case::{CaseError, OpenMode, OpenRequest, RunHandle, open};
 use crate::driver::scripted::{Agent, ScriptedAgentDriver};
-use crate::reconcile::{CloseRequest, Tier, close};
+use crate::reconcile::{CloseRequest, Tier};
 
 /// The bundled example: (path relative to the example root, contents).
 pub const EXAMPLE: &[(&str, &str)] = &[
@@ -217,21 +217,19 @@ fn run_case(dir: &Path, air: &Path, next: &Path, case: &Scripted) -> Result<Demo
         agent.finalize(None, None)?;
         Ok(())
     });
-    driver.run(&opened.run_dir)?;
+    let run = RunHandle::open(&opened.run_dir)?;
+    driver.run(&run)?;
     // Try to apply; a review-tier result is closed without applying.
-    let closed = match close(
-        &opened.run_dir,
-        &CloseRequest {
-            apply: Some(next.to_path_buf()),
-            approved_by: None,
-        },
-        None,
-    ) {
+    let apply = CloseRequest {
+        apply: Some(next.to_path_buf()),
+        approved_by: None,
+    };
+    let closed = match run.close(&apply, None) {
         Ok(doc) => doc,
         Err(CaseError::Rail {
             kind: "needs_approval",
             ..
-        }) => close(&opened.run_dir, &CloseRequest::default(), None)?,
+        }) => run.close(&CloseRequest::default(), None)?,
         Err(e) => return Err(e),
     };
     let applied_to = closed.applied.as_ref().map(|a| a.air.clone());

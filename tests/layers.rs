@@ -583,6 +583,67 @@ fn runs_are_loaded_only_by_the_handle() {
     );
 }
 
+/// The parameter list of every function the file makes visible beyond itself (`pub`,
+/// `pub(crate)`, `pub(super)`), as written.
+fn visible_signatures(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("fn ") {
+        let before = rest[..at].trim_end();
+        let visible = before.ends_with("pub")
+            || before.ends_with("pub(crate)")
+            || before.ends_with("pub(super)");
+        let sig_end = rest[at..].find(['{', ';']).map_or(rest.len(), |e| at + e);
+        if visible && is_word_at(&rest.chars().collect::<Vec<_>>(), at, "fn") {
+            out.push(
+                rest[at..sig_end]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+        rest = &rest[sig_end.max(at + 3)..];
+    }
+    out
+}
+
+#[test]
+fn nothing_above_the_case_module_takes_a_bare_run_path() {
+    // A run is opened once, into a `RunHandle`, by whoever starts the work (a CLI command,
+    // the battery's trial, the demo); everything it calls takes the handle.
+    let bare = [
+        "run_dir: &Path",
+        "run: &Path",
+        "run_dir: &std::path::Path",
+        "run: &std::path::Path",
+    ];
+    let mut offenders = Vec::new();
+    for f in read_sources() {
+        if matches!(f.module.first().map(String::as_str), Some("case" | "cli")) {
+            continue;
+        }
+        for sig in visible_signatures(&f.code) {
+            if bare.iter().any(|b| sig.contains(b)) {
+                offenders.push(format!("src/{}: {sig}", f.rel));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "functions that take a run directory instead of a RunHandle:\n  {}",
+        offenders.join("\n  ")
+    );
+}
+
+#[test]
+fn a_visible_signature_is_found_with_its_parameters() {
+    let code = "pub fn a(run: &Path) -> u8 {\n}\nfn b(run: &Path) {}\npub(crate) fn c(\n    x: u8,\n    run_dir: &Path,\n);\n";
+    assert_eq!(
+        visible_signatures(code),
+        ["fn a(run: &Path) -> u8", "fn c( x: u8, run_dir: &Path, )"]
+    );
+}
+
 /// The module column of the README's Layout table, in the order it lists them.
 fn readme_layers(readme: &str) -> Vec<String> {
     let readme = format!("\n{readme}");

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 /// read-only, so sharing it is itself part of what is tested).
 struct Fixture {
     _dir: tempfile::TempDir,
-    run: PathBuf,
+    run: anvil_bench::case::RunHandle,
     run_id: String,
     repo: PathBuf,
 }
@@ -65,7 +65,7 @@ fn fixture() -> &'static Fixture {
         })
         .unwrap();
         Fixture {
-            run: opened.run_dir,
+            run: anvil_bench::case::RunHandle::open(&opened.run_dir).unwrap(),
             run_id: opened.run_id.to_string(),
             repo,
             _dir: dir,

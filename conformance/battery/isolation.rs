@@ -9,6 +9,7 @@ use crate::support::rails::finalize;
 use anvil_bench::battery::arm::Arm;
 use anvil_bench::battery::runner::BatteryError;
 use anvil_bench::battery::vault::Closed;
+use anvil_bench::case::RunHandle;
 use anvil_bench::case::finalize::Status;
 use libtest_mimic::Failed;
 
@@ -127,9 +128,12 @@ fn a_label_is_read_only_after_its_case_ends() -> Result<(), Failed> {
 fn a_label_proof_is_refused_while_the_case_is_open() -> Result<(), Failed> {
     let w = World::new();
     let run = w.open_unit()?.run_dir;
-    match Closed::check(&run) {
+    match Closed::check(&RunHandle::open(&run).map_err(failed)?) {
         Ok(_) => return Err("an open run yielded the proof that unlocks its label".into()),
-        Err(e) => ensure!(e.contains("open"), "the refusal does not say why: {e}"),
+        Err(e) => ensure!(
+            e.to_string().contains("open"),
+            "the refusal does not say why: {e}"
+        ),
     }
     finalize(
         &run,
@@ -138,7 +142,8 @@ fn a_label_proof_is_refused_while_the_case_is_open() -> Result<(), Failed> {
         None,
     )
     .map_err(failed)?;
-    Closed::check(&run).map_err(|e| failed(format!("a finalized run was refused: {e}")))?;
+    Closed::check(&RunHandle::open(&run).map_err(failed)?)
+        .map_err(|e| failed(format!("a finalized run was refused: {e}")))?;
     Ok(())
 }
 
@@ -148,12 +153,15 @@ fn a_label_proof_is_refused_at_every_stage_before_finalize() -> Result<(), Faile
     let w = World::new();
     let u = crate::support::unit_research(&w)?;
     let refused_at = |stage: &str| -> Result<(), Failed> {
-        match Closed::check(&u.run) {
+        match Closed::check(&RunHandle::open(&u.run).map_err(failed)?) {
             Ok(_) => {
                 Err(format!("a run at {stage} yielded the proof that unlocks its label").into())
             }
             Err(e) => {
-                ensure!(e.contains(stage), "the refusal does not name {stage}: {e}");
+                ensure!(
+                    e.to_string().contains(stage),
+                    "the refusal does not name {stage}: {e}"
+                );
                 Ok(())
             }
         }
@@ -168,7 +176,8 @@ fn a_label_proof_is_refused_at_every_stage_before_finalize() -> Result<(), Faile
     crate::support::rails::validate(&u.run, None, false).map_err(failed)?;
     refused_at("proposal_frozen")?;
     finalize(&u.run, None, None, None).map_err(failed)?;
-    Closed::check(&u.run).map_err(|e| failed(format!("a finalized run was refused: {e}")))?;
+    Closed::check(&RunHandle::open(&u.run).map_err(failed)?)
+        .map_err(|e| failed(format!("a finalized run was refused: {e}")))?;
     Ok(())
 }
 

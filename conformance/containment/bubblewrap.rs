@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use anvil_bench::case::RunHandle;
 use anvil_bench::process::{Outcome, ProcessSpec, Stream};
 use anvil_bench::sandbox::{Backend, SandboxPlan};
 use libtest_mimic::Failed;
@@ -76,12 +77,12 @@ pub(super) fn bwrap_rails() -> Result<(), Failed> {
     let run = std::fs::canonicalize(w.open_unit()?.run_dir)?;
     let labels = w.root().join("labels-private");
     std::fs::create_dir_all(&labels)?;
+    let handle = RunHandle::open(&run).map_err(|e| Failed::from(e.to_string()))?;
     let plan = SandboxPlan::for_run(
-        &run,
+        &handle,
         Path::new(env!("CARGO_BIN_EXE_anvil-bench")),
         vec![labels],
-    )
-    .map_err(|e| Failed::from(e.to_string()))?;
+    );
     // A query whose request comes on stdin (`--request -`): stdin must cross the relay.
     let run_id = run.file_name().unwrap().to_string_lossy().into_owned();
     let request = serde_json::json!({"format": "anvil-investigation-request", "formatVersion": 1,

@@ -2,8 +2,9 @@
 //! a conflict whether or not the agent claimed both; it is recorded at freeze, keeps the value
 //! from `auto`, and the agent may decline `conflicted` on it.
 
+use crate::support::rails::close;
 use anvil_bench::case::finalize::Status;
-use anvil_bench::reconcile::{CloseRequest, Tier, close};
+use anvil_bench::reconcile::{CloseRequest, Tier};
 use libtest_mimic::Failed;
 use serde_json::json;
 

@@ -2,7 +2,8 @@
 //! accepted claim, one the proposal does not name, attest nothing for it; and the lines
 //! that do attest it need only meet the skill's strength bar, not pass it.
 
-use anvil_bench::reconcile::{CloseRequest, Tier, close};
+use crate::support::rails::close;
+use anvil_bench::reconcile::{CloseRequest, Tier};
 use libtest_mimic::Failed;
 use serde_json::json;
 

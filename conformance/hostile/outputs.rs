@@ -53,7 +53,10 @@ fn auto_run(w: &World) -> Result<PathBuf, Failed> {
         agent.finalize(None, None)?;
         Ok(())
     })
-    .run(&opened.run_dir)
+    .run(
+        &anvil_bench::case::RunHandle::open(&opened.run_dir)
+            .map_err(|e| Failed::from(e.to_string()))?,
+    )
     .map_err(failed)?;
     Ok(opened.run_dir)
 }

@@ -2,8 +2,9 @@
 //! verdict (R-VAL-8, R-REC-3), and a patch lands on the target the case names (R-REC-2,
 //! R-REC-8).
 
+use crate::support::rails::close;
 use anvil_bench::air::Air;
-use anvil_bench::reconcile::{CloseRequest, Tier, close};
+use anvil_bench::reconcile::{CloseRequest, Tier};
 use libtest_mimic::Failed;
 use serde_json::json;
 

@@ -49,7 +49,10 @@ fn ungrounding_verified_claim() -> Result<(), Failed> {
         agent.finalize(None, None)?;
         Ok(())
     })
-    .run(&opened.run_dir)
+    .run(
+        &anvil_bench::case::RunHandle::open(&opened.run_dir)
+            .map_err(|e| Failed::from(e.to_string()))?,
+    )
     .map_err(f)?;
     let doc = close_plain(&opened.run_dir)?;
     routed_to_review(

@@ -14,6 +14,7 @@ use anvil_bench::case::research::{ClaimInput, ResearchRecord};
 use anvil_bench::case::validate::ValidationRecord;
 use anvil_bench::case::verify::VerifyReport;
 use anvil_bench::case::{CaseError, Run, RunHandle};
+use anvil_bench::tools::{ResultDoc as QueryResult, ToolError, ToolLimits};
 use serde_json::Value;
 
 pub use anvil_bench::case::frozen::load_frozen;
@@ -98,4 +99,30 @@ pub fn load_run(run: &Path) -> Result<Run, CaseError> {
 /// The run's lifecycle as it is on disk, through the handle.
 pub fn load_lifecycle(run: &Path) -> Result<Lifecycle, CaseError> {
     RunHandle::open(run)?.lifecycle()
+}
+
+pub fn close(
+    run: &Path,
+    req: &anvil_bench::reconcile::CloseRequest,
+    key: Option<&str>,
+) -> Result<anvil_bench::reconcile::CloseDoc, CaseError> {
+    RunHandle::open(run)?.close(req, key)
+}
+
+/// A query batch through the router with the case's limits, as `case query` answers it
+/// (unjournaled).
+pub fn query(run: &Path, request: &Value) -> Result<QueryResult, ToolError> {
+    anvil_bench::tools::query(&RunHandle::open(run)?, request)
+}
+
+pub fn query_with_limits(
+    run: &Path,
+    request: &Value,
+    limits: &ToolLimits,
+) -> Result<QueryResult, ToolError> {
+    anvil_bench::tools::query_with_limits(&RunHandle::open(run)?, request, limits)
+}
+
+pub fn query_journaled(run: &Path, request: &Value) -> Result<QueryResult, ToolError> {
+    anvil_bench::tools::query_journaled(&RunHandle::open(run)?, request)
 }

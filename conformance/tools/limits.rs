@@ -81,7 +81,7 @@ fn with(
 
 /// The batch is answered under `limits` (the limit itself is not an excess).
 fn answered(q: &Q, requests: Vec<serde_json::Value>, limits: ToolLimits) -> Result<(), Failed> {
-    anvil_bench::tools::query_with_limits(&q.run, &q.doc(requests), &limits)
+    crate::support::rails::query_with_limits(&q.run, &q.doc(requests), &limits)
         .map(|_| ())
         .map_err(|e| failed(format!("refused within the limit: {}: {e}", e.kind())))
 }
@@ -346,7 +346,7 @@ fn per_case_limits() -> Result<(), Failed> {
         json!({"format": "anvil-investigation-request", "formatVersion": 1,
                "runId": opened.run_id.to_string(), "requests": requests})
     };
-    let within = anvil_bench::tools::query(
+    let within = crate::support::rails::query(
         &opened.run_dir,
         &doc(vec![r(
             "A",
@@ -359,7 +359,7 @@ fn per_case_limits() -> Result<(), Failed> {
         "a page within the case limit was refused: {:?}",
         within.err().map(|e| e.to_string())
     );
-    match anvil_bench::tools::query(
+    match crate::support::rails::query(
         &opened.run_dir,
         &doc(vec![r(
             "A",

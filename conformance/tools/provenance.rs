@@ -94,7 +94,7 @@ pub(super) fn provenance_rows() -> Result<(), Failed> {
         ),
     ];
     let request = q.doc(requests.clone());
-    let doc = tools::query(&q.run, &request).map_err(failed)?;
+    let doc = crate::support::rails::query(&q.run, &request).map_err(failed)?;
     ensure!(
         doc.batch_hash == anvil_bench::canon::canonical_hash(&request),
         "batch hash is not the request's"
@@ -316,7 +316,7 @@ pub(super) fn finished_runs() -> Result<(), Failed> {
     )
     .map_err(failed)?;
     q.refused(batch.clone(), "run_not_queryable")?;
-    anvil_bench::reconcile::close(
+    crate::support::rails::close(
         &q.run,
         &anvil_bench::reconcile::CloseRequest::default(),
         None,

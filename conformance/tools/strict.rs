@@ -178,7 +178,7 @@ pub(super) fn schemas() -> Result<(), Failed> {
         valid(&request, &doc),
         "an accepted request is invalid against the request schema"
     );
-    let answer = tools::query(&q.run, &doc).map_err(failed)?;
+    let answer = crate::support::rails::query(&q.run, &doc).map_err(failed)?;
     let answer = serde_json::to_value(&answer).unwrap();
     ensure!(
         valid(&result, &answer),

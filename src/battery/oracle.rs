@@ -64,21 +64,16 @@ fn two_values(constraint: Option<&ValueConstraint>) -> (Value, Value) {
     }
 }
 
-/// Plays the label through the rails on the open run at `run_dir`; always tries to end
-/// finalized (a rail's refusal is recorded as the reason of an honest decline).
+/// Plays the label through the rails on the open run; always tries to end finalized (a
+/// rail's refusal is recorded as the reason of an honest decline).
 ///
 /// # Errors
 ///
-/// The errors of opening the run at `run_dir` (`NotARun`, `Io`, `Corrupt`), and of the
-/// final decline when even it is refused. A refusal while playing the label is not
+/// The errors of the final decline when even it is refused. A refusal while playing the label is not
 /// returned: it becomes the reason of the decline.
-pub fn run(run_dir: &std::path::Path, label: &LabelDoc) -> Result<OracleRun, CaseError> {
-    let case = crate::case::RunHandle::open(run_dir)?.into_run().doc;
-    let agent = Agent {
-        run_dir: run_dir.to_path_buf(),
-        case: case.clone(),
-    };
-    match play(&agent, &case, label) {
+pub fn run(run: &crate::case::RunHandle, label: &LabelDoc) -> Result<OracleRun, CaseError> {
+    let agent = Agent::new(run.clone());
+    match play(&agent, &agent.case, label) {
         Ok(done) => Ok(done),
         Err(e) => decline_after(&agent, 1, format!("a rail refused: {e}")),
     }

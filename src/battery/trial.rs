@@ -19,6 +19,7 @@ use super::results::{FORMAT_VERSION, RUNS_DIR, TRIAL_FORMAT, TrialRecord, trial_
 use super::score;
 use super::vault::{Closed, Vault};
 use super::workspace::{Template, TrialDir, move_tree};
+use crate::case::RunHandle;
 use crate::case::finalize::{ResultDoc, Status};
 use crate::case::lifecycle::State;
 use crate::case::{CaseError, OpenMode, OpenRequest};
@@ -27,7 +28,7 @@ use crate::driver::{
     AgentDriver, ClaudeCodeDriver, ClaudeTools, CodexDriver, CommandDriver, ExecutionPolicy,
 };
 use crate::process::{CancelHandle, Outcome};
-use crate::reconcile::{CloseRequest, close};
+use crate::reconcile::CloseRequest;
 
 /// A scenario ready to run: its identity and its prepared starting state.
 #[derive(Debug, Clone)]
@@ -189,36 +190,35 @@ fn run_in(
     ctx: &TrialContext,
     started: Instant,
 ) -> Result<TrialRecord, TrialError> {
-    let run_dir = open_case(scenario, arm, world)?;
-    let current = crate::case::RunHandle::open(&run_dir)
-        .map(|r| r.doc().target.current.clone())
-        .map_err(|e| infra("loading the case", e))?;
+    let run = open_case(scenario, arm, world)?;
+    let current = run.doc().target.current.clone();
 
-    let investigation = investigate(scenario, arm, &run_dir, ctx)?;
+    let investigation = investigate(scenario, arm, &run, ctx)?;
 
     // The agent is done. Whatever it left unfinished, the harness ends honestly: an
     // unfinalized case is finalized `insufficient_evidence` by the harness and scored as
     // no answer.
-    let finalized_by_agent = state(&run_dir).is_some_and(ended);
+    let finalized_by_agent = state(&run).is_some_and(ended);
     let mut reason = investigation.reason.clone();
     if !finalized_by_agent {
-        finalize_for_the_agent(&run_dir, &mut reason);
+        finalize_for_the_agent(&run, &mut reason);
     }
-    let tier = close_for_the_tier(&run_dir, world.dir.join("scratch-air.json"), &mut reason);
+    let tier = close_for_the_tier(&run, world.dir.join("scratch-air.json"), &mut reason);
     let result: Option<ResultDoc> =
-        crate::case::store::read_doc(&run_dir, crate::case::store::RESULT_JSON)
+        crate::case::store::read_doc(run.dir(), crate::case::store::RESULT_JSON)
             .ok()
             .flatten();
 
     // Contamination: every canary, everywhere the trial could have written.
     let found = contamination::scan(
-        &[("run", run_dir.as_path()), ("repo", world.repo.as_path())],
+        &[("run", run.dir()), ("repo", world.repo.as_path())],
         ctx.vault.canaries(),
     );
-    let reached_labels = matches!(arm, Arm::CheaterReach).then(|| cheater_reached(&run_dir));
+    let reached_labels =
+        matches!(arm, Arm::CheaterReach).then(|| cheater_reached(&run.dir().join("workspace")));
 
     // Only now the label (R-BAT-2).
-    let proof = Closed::check(&run_dir).map_err(|e| infra("ending the case", e))?;
+    let proof = Closed::check(&run).map_err(|e| infra("ending the case", e))?;
     let label = ctx
         .vault
         .label_for(&scenario.id, &proof)
@@ -227,7 +227,7 @@ fn run_in(
     let s = score::score(scored_result, tier.as_deref(), &current, &label);
 
     // Keep the case run under runs/.
-    let stem = keep_run(ctx.out_dir, id, &run_dir)?;
+    let stem = keep_run(ctx.out_dir, id, run)?;
 
     let mut contamination = found.canaries;
     contamination.extend(
@@ -279,7 +279,7 @@ fn run_in(
 }
 
 /// Opens the scenario's case in the trial's world, as arm `arm`.
-fn open_case(scenario: &Prepared, arm: Arm, world: &TrialDir) -> Result<PathBuf, TrialError> {
+fn open_case(scenario: &Prepared, arm: Arm, world: &TrialDir) -> Result<RunHandle, TrialError> {
     crate::case::open(&OpenRequest {
         air: world.air.clone(),
         repo: world.repo.clone(),
@@ -299,20 +299,16 @@ fn open_case(scenario: &Prepared, arm: Arm, world: &TrialDir) -> Result<PathBuf,
             scenario.id
         ))
     })
-    .map(|opened| opened.run_dir)
+    .and_then(|opened| RunHandle::open(&opened.run_dir).map_err(|e| infra("loading the case", e)))
 }
 
 /// The harness finalizes a case its investigator left unfinished, `insufficient_evidence`,
 /// and says why in `reason`.
-fn finalize_for_the_agent(run_dir: &Path, reason: &mut Option<String>) {
+fn finalize_for_the_agent(run: &RunHandle, reason: &mut Option<String>) {
     let why = "the investigator ended without finalizing";
-    if let Err(e) = crate::fsio::relaxed(|| {
-        crate::case::RunHandle::open(run_dir)?.finalize(
-            Some(Status::InsufficientEvidence),
-            Some(why),
-            None,
-        )
-    }) {
+    if let Err(e) =
+        crate::fsio::relaxed(|| run.finalize(Some(Status::InsufficientEvidence), Some(why), None))
+    {
         *reason = Some(format!("{why}; the harness could not finalize either: {e}"));
     } else {
         reason.get_or_insert_with(|| why.to_string());
@@ -324,23 +320,20 @@ fn finalize_for_the_agent(run_dir: &Path, reason: &mut Option<String>) {
 /// with nothing to apply) is closed without applying, so every trial's case ends closed.
 /// The tier, or `None` with the refusal in `reason`.
 fn close_for_the_tier(
-    run_dir: &Path,
+    run: &RunHandle,
     scratch: PathBuf,
     reason: &mut Option<String>,
 ) -> Option<String> {
     let closed = crate::fsio::relaxed(|| {
-        match close(
-            run_dir,
-            &CloseRequest {
-                apply: Some(scratch),
-                approved_by: None,
-            },
-            None,
-        ) {
+        let apply = CloseRequest {
+            apply: Some(scratch),
+            approved_by: None,
+        };
+        match run.close(&apply, None) {
             Err(CaseError::Rail {
                 kind: "needs_approval" | "nothing_to_apply" | "rejected",
                 ..
-            }) => close(run_dir, &CloseRequest::default(), None),
+            }) => run.close(&CloseRequest::default(), None),
             other => other,
         }
     });
@@ -353,13 +346,14 @@ fn close_for_the_tier(
     }
 }
 
-/// Moves the case run under the results' `runs/`; the name it is kept under.
-fn keep_run(out_dir: &Path, id: &str, run_dir: &Path) -> Result<String, TrialError> {
+/// Moves the case run under the results' `runs/` (the handle is spent: the run is no longer
+/// where it was opened); the name it is kept under.
+fn keep_run(out_dir: &Path, id: &str, run: RunHandle) -> Result<String, TrialError> {
     let stem = trial_file_name(id);
     let stem = stem.trim_end_matches(".json");
     let kept = out_dir.join(RUNS_DIR).join(stem);
     let _ = std::fs::remove_dir_all(&kept);
-    move_tree(run_dir, &kept).map_err(|e| TrialError::Fatal(format!("keeping the run: {e}")))?;
+    move_tree(run.dir(), &kept).map_err(|e| TrialError::Fatal(format!("keeping the run: {e}")))?;
     Ok(stem.to_string())
 }
 
@@ -368,16 +362,14 @@ fn ended(s: State) -> bool {
     matches!(s, State::Finalized | State::Closed)
 }
 
-fn state(run_dir: &Path) -> Option<State> {
-    crate::case::RunHandle::open(run_dir)
-        .and_then(|run| run.lifecycle())
-        .ok()
-        .map(|l| l.state)
+fn state(run: &RunHandle) -> Option<State> {
+    run.lifecycle().ok().map(|l| l.state)
 }
 
-/// The reaching cheater's own account of whether it read any label file.
-fn cheater_reached(run_dir: &Path) -> bool {
-    let file = run_dir.join("workspace").join(super::cheater::REPORT);
+/// The reaching cheater's own account (in the run's `workspace`) of whether it read any
+/// label file.
+fn cheater_reached(workspace: &Path) -> bool {
+    let file = workspace.join(super::cheater::REPORT);
     crate::fsio::read_regular(&file, 1 << 20)
         .ok()
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
@@ -392,7 +384,7 @@ fn cheater_reached(run_dir: &Path) -> bool {
 fn investigate(
     scenario: &Prepared,
     arm: Arm,
-    run_dir: &Path,
+    run: &RunHandle,
     ctx: &TrialContext,
 ) -> Result<Investigation, TrialError> {
     let in_process = |r: Result<(u32, Option<String>), CaseError>| match r {
@@ -405,10 +397,10 @@ fn investigate(
     };
     match arm {
         Arm::Baseline => in_process(crate::fsio::relaxed(|| {
-            crate::investigator::baseline::run(run_dir).map(|c| (c.actions, c.reason))
+            crate::investigator::baseline::run(run).map(|c| (c.actions, c.reason))
         })),
         Arm::Heuristic => in_process(crate::fsio::relaxed(|| {
-            crate::investigator::heuristic::run(run_dir).map(|c| (c.actions, c.reason))
+            crate::investigator::heuristic::run(run).map(|c| (c.actions, c.reason))
         })),
         Arm::Oracle => {
             let label = ctx
@@ -416,7 +408,7 @@ fn investigate(
                 .answer_told_to(arm, &scenario.id)
                 .map_err(|e| TrialError::Fatal(e.to_string()))?;
             in_process(crate::fsio::relaxed(|| {
-                super::oracle::run(run_dir, &label).map(|o| (o.actions, o.reason))
+                super::oracle::run(run, &label).map(|o| (o.actions, o.reason))
             }))
         }
         Arm::Overclaim => {
@@ -426,7 +418,7 @@ fn investigate(
                 .map_err(|e| TrialError::Fatal(e.to_string()))?;
             let right = label.expect.values.values().find_map(|v| v.equals.clone());
             in_process(crate::fsio::relaxed(|| {
-                crate::investigator::overclaim::run(run_dir, right.as_ref())
+                crate::investigator::overclaim::run(run, right.as_ref())
                     .map(|c| (c.actions, c.reason))
             }))
         }
@@ -438,7 +430,7 @@ fn investigate(
             let name = path.display().to_string();
             let driver = ScriptedAgentDriver::new(&name, move |agent| doc.play(agent));
             // A script that stops early is an answer (scored), not an infrastructure failure.
-            let r = crate::fsio::relaxed(|| driver.run(run_dir));
+            let r = crate::fsio::relaxed(|| driver.run(run));
             Ok(Investigation {
                 reason: r.err().map(|e| format!("the script stopped: {e}")),
                 ..Investigation::default()
@@ -464,7 +456,7 @@ fn investigate(
                 allow_degraded_native: true,
             };
             cfg.hidden.clear();
-            process(&driver, run_dir, &cfg, ctx)
+            process(&driver, run, &cfg, ctx)
         }
         Arm::Command => {
             let Some((program, args)) = ctx.driver.command.split_first() else {
@@ -476,19 +468,19 @@ fn investigate(
                 program: program.clone(),
                 args: args.to_vec(),
             };
-            process(&driver, run_dir, ctx.driver, ctx)
+            process(&driver, run, ctx.driver, ctx)
         }
         Arm::ClaudeCode => {
             let driver = ClaudeCodeDriver {
                 tools: ctx.driver.claude_tools,
             };
-            process(&driver, run_dir, ctx.driver, ctx)
+            process(&driver, run, ctx.driver, ctx)
         }
         Arm::Codex => {
             let codex = CodexDriver {
                 tools: ctx.driver.claude_tools,
             };
-            process(&codex, run_dir, ctx.driver, ctx)
+            process(&codex, run, ctx.driver, ctx)
         }
     }
 }
@@ -497,7 +489,7 @@ fn investigate(
 /// nothing finalized is an infrastructure failure.
 fn process(
     driver: &dyn AgentDriver,
-    run_dir: &Path,
+    run: &RunHandle,
     cfg: &DriverConfig,
     ctx: &TrialContext,
 ) -> Result<Investigation, TrialError> {
@@ -517,7 +509,7 @@ fn process(
         engine: cfg.engine.clone(),
     };
     let report = driver
-        .drive(run_dir, &policy, ctx.cancel, &mut |_| {})
+        .drive(run, &policy, ctx.cancel, &mut |_| {})
         .map_err(|e| infra("the driver failed", e))?;
     let finalized = ended(report.state);
     let u = &report.usage;
@@ -583,7 +575,11 @@ mod tests {
             (Some(r#"{"reached": []}"#), false),
         ] {
             let dir = run_with(report);
-            assert_eq!(cheater_reached(dir.path()), reached, "report {report:?}");
+            assert_eq!(
+                cheater_reached(&dir.path().join("workspace")),
+                reached,
+                "report {report:?}"
+            );
         }
     }
 }

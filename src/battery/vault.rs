@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::arm::Arm;
 use super::corpus::{LabelDoc, load_labels, seal};
+use crate::case::RunHandle;
 use crate::case::lifecycle::State;
 
 /// The labels of a battery and the seal taken when they were first read.
@@ -37,20 +38,15 @@ impl Closed {
     ///
     /// # Errors
     ///
-    /// A message when the run cannot be opened or its lifecycle read, or the run is neither
-    /// closed nor finalized.
-    pub fn check(run_dir: &Path) -> Result<Closed, String> {
-        let lc = crate::case::RunHandle::open(run_dir)
-            .and_then(|run| run.lifecycle())
-            .map_err(|e| e.to_string())?;
+    /// `VaultError::Run` when the run's lifecycle cannot be read, and `NotEnded` when the
+    /// run is neither closed nor finalized.
+    pub fn check(run: &RunHandle) -> Result<Closed, VaultError> {
+        let lc = run.lifecycle().map_err(VaultError::Run)?;
         if !matches!(lc.state, State::Closed | State::Finalized) {
-            return Err(format!(
-                "the run is {}; a label is read only after its case is finalized and closed",
-                lc.state
-            ));
+            return Err(VaultError::NotEnded(lc.state));
         }
         Ok(Closed {
-            run_dir: run_dir.to_path_buf(),
+            run_dir: run.dir().to_path_buf(),
         })
     }
 
@@ -70,6 +66,10 @@ pub enum VaultError {
     Changed(String),
     #[error("the `{0}` arm is never told a label before its case ends")]
     NotTold(Arm),
+    #[error("the run is {0}; a label is read only after its case is finalized and closed")]
+    NotEnded(State),
+    #[error("the run's lifecycle cannot be read: {0}")]
+    Run(#[source] crate::case::CaseError),
 }
 
 impl Vault {

@@ -50,6 +50,21 @@ impl RunHandle {
         })
     }
 
+    /// This handle with its directory made absolute (against the current directory, as
+    /// [`std::path::absolute`]: no file is read, no link followed), for a process that
+    /// runs elsewhere and is handed the run's paths.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when the current directory cannot be read.
+    pub fn absolute(&self) -> Result<RunHandle, CaseError> {
+        let dir =
+            std::path::absolute(&self.run.dir).map_err(CaseError::io("resolve", &self.run.dir))?;
+        let mut run = self.run.clone();
+        run.dir = dir;
+        Ok(RunHandle { run })
+    }
+
     /// The run, for a holder that keeps only its documents.
     #[must_use]
     pub fn into_run(self) -> Run {

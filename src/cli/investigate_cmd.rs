@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
+use crate::case::RunHandle;
 use crate::cli::exit::{self, ToExitCode};
 use crate::driver::investigate::{InvestigateError, InvestigateReport};
 use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
@@ -156,6 +157,10 @@ pub fn run(a: &InvestigateArgs) -> u8 {
             return exit::USAGE;
         }
     };
+    let run = match RunHandle::open(&a.run) {
+        Ok(run) => run,
+        Err(e) => return fail(&InvestigateError::Case(e), a.json),
+    };
     let spinner = if a.json {
         indicatif::ProgressBar::hidden()
     } else {
@@ -180,7 +185,7 @@ pub fn run(a: &InvestigateArgs) -> u8 {
             .unwrap_or_default();
         spinner.set_message(format!("{name}{turns}{tokens}"));
     };
-    let result = agent.drive(&a.run, &policy, &CancelHandle::new(), &mut on_progress);
+    let result = agent.drive(&run, &policy, &CancelHandle::new(), &mut on_progress);
     spinner.finish_and_clear();
     match result {
         Ok(report) => {

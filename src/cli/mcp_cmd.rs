@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use crate::case::RunHandle;
 use crate::cli::exit::{self, ToExitCode};
 
 #[derive(Debug, Subcommand)]
@@ -22,7 +23,10 @@ pub struct ServeArgs {
 
 pub fn run(cmd: McpCommand) -> u8 {
     match cmd {
-        McpCommand::Serve(a) => match crate::mcp::serve_stdio(&a.run) {
+        McpCommand::Serve(a) => match RunHandle::open(&a.run)
+            .map_err(crate::mcp::McpError::Case)
+            .and_then(|run| crate::mcp::serve_stdio(&run))
+        {
             Ok(()) => exit::OK,
             Err(crate::mcp::McpError::Case(e)) => super::fail(&e, false),
             Err(e) => {

@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::case::CaseError;
+use crate::case::{CaseError, RunHandle};
 use crate::cli::exit;
 use crate::limits::{self, Limit};
-use crate::tools::{self, OperationResult, ResultDoc, ToolError};
+use crate::tools::{self, OperationResult, ResultDoc, ToolError, ToolLimits};
 
 #[derive(Debug, Args)]
 pub struct QueryArgs {
@@ -42,11 +42,24 @@ pub fn run(a: QueryArgs) -> u8 {
         eprintln!("error: give RUN and --request, or --schema");
         return exit::USAGE;
     };
-    let request = match read_request(&source, tools::case_limits(&run).request_bytes) {
+    // A run that does not open still has its request checked first (with the default
+    // limits): a malformed request is refused as such wherever it is sent.
+    let opened = RunHandle::open(&run);
+    let limits = opened
+        .as_ref()
+        .map_or_else(|_| ToolLimits::default(), tools::case_limits);
+    let request = match read_request(&source, limits.request_bytes) {
         Ok(v) => v,
         Err(e) => return refuse(&e, a.json),
     };
-    match tools::query_journaled(&run, &request) {
+    let handle = match opened {
+        Ok(handle) => handle,
+        Err(e) => {
+            let e = tools::check_request(&request, &limits).map_or_else(|bad| bad, |()| e.into());
+            return refuse(&e, a.json);
+        }
+    };
+    match tools::query_journaled(&handle, &request) {
         Ok(doc) if a.json => {
             super::print_json(&doc);
             exit::OK

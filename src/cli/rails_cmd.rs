@@ -369,7 +369,9 @@ pub fn close(a: CloseArgs) -> u8 {
         apply: a.apply,
         approved_by: a.approved_by,
     };
-    match crate::reconcile::close(&a.common.run, &req, a.common.idempotency_key.as_deref()) {
+    match RunHandle::open(&a.common.run)
+        .and_then(|run| run.close(&req, a.common.idempotency_key.as_deref()))
+    {
         Ok(doc) => done(a.common.json, &doc, |d| {
             let tier = d.tier.map_or("none", super::super::reconcile::Tier::as_str);
             println!("{} · tier {tier}", d.status);

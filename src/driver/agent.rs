@@ -7,14 +7,14 @@
 //! proposal or touches the run's documents.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::investigate::{InvestigateError, InvestigateReport, Progress, investigate};
 use super::mcp_wiring;
 use super::process_agent::{
     Accounting, AgentCommand, ClaudeTools, ExecutionPolicy, ProcessAgent, brief,
 };
-use crate::case::Run;
+use crate::case::{Run, RunHandle};
 use crate::process::CancelHandle;
 
 /// The one seam where an agent is invoked: given a run and an execution policy, drive the
@@ -22,7 +22,7 @@ use crate::process::CancelHandle;
 pub trait AgentDriver {
     fn name(&self) -> String;
 
-    /// Drives the agent on the run at `run_dir` under `policy`, reporting each line of its
+    /// Drives the agent on the open run under `policy`, reporting each line of its
     /// output to `progress`, until it ends or `cancel` fires.
     ///
     /// # Errors
@@ -33,7 +33,7 @@ pub trait AgentDriver {
     /// report's, not an error.
     fn drive(
         &self,
-        run_dir: &Path,
+        run: &RunHandle,
         policy: &ExecutionPolicy,
         cancel: &CancelHandle,
         progress: &mut (dyn FnMut(Progress) + Send),
@@ -48,12 +48,12 @@ impl<T: ProcessAgent> AgentDriver for T {
 
     fn drive(
         &self,
-        run_dir: &Path,
+        run: &RunHandle,
         policy: &ExecutionPolicy,
         cancel: &CancelHandle,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<InvestigateReport, InvestigateError> {
-        investigate(run_dir, self, policy, cancel, progress)
+        investigate(run, self, policy, cancel, progress)
     }
 }
 

@@ -124,9 +124,9 @@ fn model_endpoint(
 }
 
 /// Writes the files the agent's command needs (`name` relative to the run directory).
-fn write_files(run_dir: &Path, files: &[(PathBuf, String)]) -> Result<(), CaseError> {
+fn write_files(run: &RunHandle, files: &[(PathBuf, String)]) -> Result<(), CaseError> {
     for (name, text) in files {
-        let path = run_dir.join(name);
+        let path = run.dir().join(name);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(CaseError::io("create", dir))?;
         }
@@ -162,11 +162,11 @@ fn unattest_labels(att: &mut Attestation) {
     }
 }
 
-/// Runs `agent` on the run at `run_dir` under `policy`.
+/// Runs `agent` on the open run under `policy`.
 ///
 /// # Errors
 ///
-/// `InvestigateError::Case` when `run_dir` cannot be resolved or opened as a run or its
+/// `InvestigateError::Case` when the run's path cannot be made absolute or its
 /// lifecycle cannot be read, or when the agent's home, the files its command needs or
 /// `execution.json` cannot be written; `InvestigateError::NotOpen` when the run is past
 /// `open`; `InvestigateError::RunPathNotUtf8` when the run path is not UTF-8;
@@ -176,7 +176,7 @@ fn unattest_labels(att: &mut Attestation) {
 /// fails. An agent that exits non-zero, times out or is cancelled is not an error: that is
 /// the report's `outcome`.
 pub fn investigate(
-    run_dir: &Path,
+    handle: &RunHandle,
     agent: &dyn ProcessAgent,
     policy: &ExecutionPolicy,
     cancel: &CancelHandle,
@@ -184,10 +184,9 @@ pub fn investigate(
 ) -> Result<InvestigateReport, InvestigateError> {
     // The agent runs with the run directory as its working directory, so every path handed
     // to it must be absolute: a relative run path would be resolved twice (`RUN/RUN/…`).
-    let absolute = std::path::absolute(run_dir).map_err(CaseError::io("resolve", run_dir))?;
-    let run_dir = absolute.as_path();
-    let handle = RunHandle::open(run_dir)?;
+    let handle = handle.absolute()?;
     let run = handle.run();
+    let run_dir = handle.dir();
     let lc = handle.lifecycle()?;
     if lc.state != State::Open {
         return Err(InvestigateError::NotOpen(lc.state));
@@ -195,7 +194,7 @@ pub fn investigate(
     let command = agent.command(run, policy);
     let home = run_dir.join("workspace").join(".home");
     std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
-    write_files(run_dir, &command.files)?;
+    write_files(&handle, &command.files)?;
     let mut set = home_overrides(&home).ok_or(InvestigateError::RunPathNotUtf8)?;
     set.insert("PATH".into(), agent_path(policy));
     set.extend(command.set.clone());
@@ -203,7 +202,7 @@ pub fn investigate(
     allow.extend(command.allow.iter().map(String::as_str));
     let mut env = allowlisted_env(policy.ambient.clone(), &allow, set);
 
-    let mut plan = SandboxPlan::for_run(run_dir, &policy.engine, policy.hidden.clone())?;
+    let mut plan = SandboxPlan::for_run(&handle, &policy.engine, policy.hidden.clone());
     if matches!(policy.backend, Backend::Bubblewrap) && !command.allow.is_empty() {
         let (endpoint, extra) = model_endpoint(agent.model_api(), &env)?;
         plan.endpoints.push(endpoint);

@@ -4,7 +4,7 @@
 //! Invariant: the script gets no privileged path: every step goes through the public rails
 //! (or writes a file into output/ exactly as a hand-writing agent would).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -19,18 +19,31 @@ use crate::case::{CaseDoc, CaseError, RunHandle};
 
 /// The handle a script investigates through.
 pub struct Agent {
-    pub run_dir: PathBuf,
+    run: RunHandle,
+    /// The case the script investigates (the run's case.json).
     pub case: CaseDoc,
 }
 
 impl Agent {
+    /// A script's hands on the open run.
+    #[must_use]
+    pub fn new(run: RunHandle) -> Agent {
+        let case = run.doc().clone();
+        Agent { run, case }
+    }
+
+    /// The open run.
+    #[must_use]
+    pub fn run(&self) -> &RunHandle {
+        &self.run
+    }
+
     /// The `add-evidence` rail: freezes `path` (the whole file, or the inclusive `lines`) of
     /// the repository as an artifact and returns its id.
     ///
     /// # Errors
     ///
-    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
-    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// The run is stale (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
     /// or is not open (`CaseError::Transition`); the coordinate is refused
     /// (`CaseError::Evidence`: outside the repository or the inspect scopes, missing,
     /// binary, not UTF-8, an invalid range…); or `CaseError::Io` writing the run.
@@ -40,7 +53,7 @@ impl Agent {
             start_line: lines.map(|l| l.0),
             end_line: lines.map(|l| l.1),
         };
-        Ok(RunHandle::open(&self.run_dir)?.add_evidence(&req, None)?.id)
+        Ok(self.run.add_evidence(&req, None)?.id)
     }
 
     /// The `add-external-evidence` rail: records `excerpt` from `source` at `uri` as an
@@ -48,8 +61,7 @@ impl Agent {
     ///
     /// # Errors
     ///
-    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
-    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// The run is stale (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
     /// or is not open (`CaseError::Transition`); the excerpt is refused; or `CaseError::Io`
     /// writing the run.
     pub fn add_external(
@@ -58,7 +70,8 @@ impl Agent {
         uri: &str,
         excerpt: &str,
     ) -> Result<String, CaseError> {
-        Ok(RunHandle::open(&self.run_dir)?
+        Ok(self
+            .run
             .add_external_evidence(source, uri, excerpt, None)?
             .id)
     }
@@ -68,8 +81,7 @@ impl Agent {
     ///
     /// # Errors
     ///
-    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
-    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// The run is stale (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
     /// or is not open (`CaseError::Transition`); the claim is refused
     /// (`CaseError::Document`: a predicate outside the skill's vocabulary, a value it does
     /// not admit, an artifact id that is not recorded, a confidence outside 0 to 1); or
@@ -87,19 +99,18 @@ impl Agent {
             artifact_ids: artifacts.iter().map(ToString::to_string).collect(),
             confidence,
         };
-        Ok(RunHandle::open(&self.run_dir)?.add_claim(input, None)?.id)
+        Ok(self.run.add_claim(input, None)?.id)
     }
 
     /// The `freeze-research` rail: freezes evidence.json and claims.json and runs stage 1.
     ///
     /// # Errors
     ///
-    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
-    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// The run is stale (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
     /// or is not open (`CaseError::Transition`); an artifact no longer matches the
     /// repository or a document is malformed; or `CaseError::Io` writing the run.
     pub fn freeze_research(&self) -> Result<ResearchRecord, CaseError> {
-        RunHandle::open(&self.run_dir)?.freeze_research(None)
+        self.run.freeze_research(None)
     }
 
     /// Writes `output/proposal.json` setting the skill's (first) writable field to `value`,
@@ -138,7 +149,7 @@ impl Agent {
     /// `CaseError::Io` when `output/<name>` cannot be written (for instance when the run
     /// has no `output/` directory).
     pub fn write_output(&self, name: &str, bytes: &[u8]) -> Result<(), CaseError> {
-        let path = self.run_dir.join("output").join(name);
+        let path = self.run.output(name);
         crate::fsio::write_atomic(&path, bytes).map_err(CaseError::io("write", path))
     }
 
@@ -147,13 +158,12 @@ impl Agent {
     ///
     /// # Errors
     ///
-    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
-    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// The run is stale (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
     /// or its research is not frozen (`CaseError::Transition`); `output/proposal.json` is
     /// missing (`CaseError::Rail` of kind `missing_output`) or malformed
     /// (`CaseError::Document`); or `CaseError::Io` reading or writing the run.
     pub fn validate(&self) -> Result<ValidationRecord, CaseError> {
-        RunHandle::open(&self.run_dir)?.validate(None, false)
+        self.run.validate(None, false)
     }
 
     /// The `finalize` rail: `status` (by default `proposal_generated` after a passing
@@ -161,8 +171,7 @@ impl Agent {
     ///
     /// # Errors
     ///
-    /// The run does not open (`CaseError::NotARun`, `CaseError::Corrupt`), is stale
-    /// (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
+    /// The run is stale (`CaseError::Stale`) or tampered with (`CaseError::Tampered`, `CaseError::Tamper`),
     /// or cannot move to finalized (`CaseError::Transition`); no status is named and no
     /// passing validation is recorded, or `proposal_generated` is named without one
     /// (`CaseError::Rail`); or `CaseError::Io` reading or writing the run.
@@ -171,7 +180,7 @@ impl Agent {
         status: Option<Status>,
         reason: Option<&str>,
     ) -> Result<ResultDoc, CaseError> {
-        RunHandle::open(&self.run_dir)?.finalize(status, reason, None)
+        self.run.finalize(status, reason, None)
     }
 }
 
@@ -204,20 +213,15 @@ where
         }
     }
 
-    /// Runs the script against the run at `run_dir` and records an execution log. A script
-    /// error is recorded and returned.
+    /// Runs the script against the open run and records an execution log. A script error
+    /// is recorded and returned.
     ///
     /// # Errors
     ///
-    /// The run at `run_dir` does not open (`CaseError::NotARun`, `CaseError::Corrupt`,
-    /// `CaseError::Io`), `execution.json` cannot be written (`CaseError::Io`), or the
-    /// script itself fails: its error is returned after being recorded.
-    pub fn run(&self, run_dir: &Path) -> Result<ScriptedExecution, CaseError> {
-        let run = RunHandle::open(run_dir)?.into_run();
-        let agent = Agent {
-            run_dir: run_dir.to_path_buf(),
-            case: run.doc,
-        };
+    /// `execution.json` cannot be written (`CaseError::Io`), or the script itself fails:
+    /// its error is returned after being recorded.
+    pub fn run(&self, run: &RunHandle) -> Result<ScriptedExecution, CaseError> {
+        let agent = Agent::new(run.clone());
         let started_at = now();
         let outcome = (self.script)(&agent);
         let record = ScriptedExecution {
@@ -228,7 +232,7 @@ where
             ended_at: now(),
             error: outcome.as_ref().err().map(ToString::to_string),
         };
-        let path = run_dir.join("execution.json");
+        let path = run.dir().join("execution.json");
         crate::fsio::write_json_atomic(&path, &record).map_err(CaseError::io("write", path))?;
         outcome.map(|()| record)
     }
@@ -246,15 +250,15 @@ where
     /// report carries no attestation.
     fn drive(
         &self,
-        run_dir: &Path,
+        run: &RunHandle,
         _policy: &super::process_agent::ExecutionPolicy,
         _cancel: &crate::process::CancelHandle,
         _progress: &mut (dyn FnMut(super::investigate::Progress) + Send),
     ) -> Result<super::investigate::InvestigateReport, super::investigate::InvestigateError> {
-        let record = self.run(run_dir);
-        let lc = RunHandle::open(run_dir)?.lifecycle()?;
+        let record = self.run(run);
+        let lc = run.lifecycle()?;
         let status =
-            crate::case::store::read_doc::<Value>(run_dir, crate::case::store::RESULT_JSON)
+            crate::case::store::read_doc::<Value>(run.dir(), crate::case::store::RESULT_JSON)
                 .ok()
                 .flatten()
                 .and_then(|r| r.get("status").cloned());
@@ -262,7 +266,7 @@ where
         Ok(super::investigate::InvestigateReport {
             format: "anvil-investigation",
             format_version: 1,
-            run: run_dir.display().to_string(),
+            run: run.dir().display().to_string(),
             driver: super::agent::AgentDriver::name(self),
             backend: "in_process".into(),
             outcome: if failure.is_none() {

@@ -17,8 +17,6 @@
 //! Invariant: it never calls the tool router and never cites a repository file, and its
 //! outcome is a function of case.json alone (deterministic).
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use super::Conclusion;
@@ -27,7 +25,7 @@ use super::plan::{self, Hands};
 use super::rules;
 use crate::air::{DeficiencyCode, name_words};
 use crate::case::finalize::Status;
-use crate::case::{CaseDoc, CaseError};
+use crate::case::{CaseDoc, CaseError, RunHandle};
 
 /// Last name words that spell a unit, with the vocabulary's spelling.
 const UNIT_SUFFIXES: &[(&str, &str)] = &[
@@ -110,15 +108,15 @@ struct Reading {
     rationale: String,
 }
 
-/// Investigates the run at `run_dir` from its case document alone, and finalizes it.
+/// Investigates the open run from its case document alone, and finalizes it.
 ///
 /// # Errors
 ///
-/// A run that cannot be opened, or a rail that fails for a reason other than refusing the
-/// move (a refusal is a decline, not an error).
-pub fn run(run_dir: &Path) -> Result<Conclusion, CaseError> {
-    let mut hands = Direct::new(run_dir)?;
-    let case = hands.run.doc.clone();
+/// A rail that fails for a reason other than refusing the move (a refusal is a decline,
+/// not an error).
+pub fn run(run: &RunHandle) -> Result<Conclusion, CaseError> {
+    let mut hands = Direct::new(run);
+    let case = run.doc().clone();
     let insufficient = Status::InsufficientEvidence;
     let Some(out) = case.policy.contract.outputs.first().cloned() else {
         return hands.decline(insufficient, "the skill writes no field");

@@ -12,7 +12,6 @@
 //! agent's tools reach, and each tool request or rail call counts as one action.
 
 use std::convert::Infallible;
-use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -23,7 +22,7 @@ use crate::case::evidence::EvidenceRequest;
 use crate::case::finalize::Status;
 use crate::case::research::{ClaimInput, ClaimStatus};
 use crate::case::validate::Verdict;
-use crate::case::{CaseError, Run, RunHandle};
+use crate::case::{CaseError, RunHandle};
 use crate::tools::{
     FindTextResult, OperationResult, REQUEST_FORMAT, REQUEST_FORMAT_VERSION, ResultDoc, ToolError,
     ToolLimits,
@@ -45,8 +44,7 @@ const SELECTION_REFUSALS: &[&str] = &[
 
 /// An in-process investigator's hands on one run.
 pub(crate) struct Direct {
-    pub(crate) run_dir: PathBuf,
-    pub(crate) run: Run,
+    pub(crate) run: RunHandle,
     limits: ToolLimits,
     /// Tool requests and rail calls made so far.
     pub(crate) actions: u32,
@@ -55,14 +53,13 @@ pub(crate) struct Direct {
 }
 
 impl Direct {
-    pub(crate) fn new(run_dir: &Path) -> Result<Direct, CaseError> {
-        Ok(Direct {
-            run_dir: run_dir.to_path_buf(),
-            run: RunHandle::open(run_dir)?.into_run(),
-            limits: crate::tools::case_limits(run_dir),
+    pub(crate) fn new(run: &RunHandle) -> Direct {
+        Direct {
+            run: run.clone(),
+            limits: crate::tools::case_limits(run),
             actions: 0,
             last_refusal: None,
-        })
+        }
     }
 
     /// One rail call; a refusal becomes its message (and is kept).
@@ -71,13 +68,11 @@ impl Direct {
         call: impl FnOnce(&RunHandle) -> Result<T, CaseError>,
     ) -> Result<T, String> {
         self.actions += 1;
-        RunHandle::open(&self.run_dir)
-            .and_then(|run| call(&run))
-            .map_err(|e| {
-                let why = e.to_string();
-                self.last_refusal = Some(e);
-                why
-            })
+        call(&self.run).map_err(|e| {
+            let why = e.to_string();
+            self.last_refusal = Some(e);
+            why
+        })
     }
 
     /// The conclusion of a finished plan: `Err` when nothing could be finalized.
@@ -111,9 +106,9 @@ impl Direct {
         self.actions += u32::try_from(requests.len()).unwrap_or(u32::MAX);
         let doc = json!({
             "format": REQUEST_FORMAT, "formatVersion": REQUEST_FORMAT_VERSION,
-            "runId": self.run.doc.identity.run_id.to_string(), "requests": requests,
+            "runId": self.run.doc().identity.run_id.to_string(), "requests": requests,
         });
-        crate::tools::query_journaled(&self.run_dir, &doc)
+        crate::tools::query_journaled(&self.run, &doc)
     }
 
     /// One search per needle, in `paths` (or everywhere in scope).

@@ -6,25 +6,23 @@
 //! becomes an honest decline that says why — and returns `Err` only when not even a decline
 //! could be finalized.
 
-use std::path::Path;
-
 use super::Conclusion;
 use super::brief::Brief;
 use super::direct::Direct;
 use super::plan;
-use crate::case::CaseError;
 use crate::case::finalize::Status;
 use crate::case::views::CASE_MD;
+use crate::case::{CaseError, RunHandle};
 
-/// Investigates the run at `run_dir` and finalizes it.
+/// Investigates the open run and finalizes it.
 ///
 /// # Errors
 ///
-/// A run that cannot be opened, or a rail that fails for a reason other than refusing the
-/// move (a refusal is a decline, not an error).
-pub fn run(run_dir: &Path) -> Result<Conclusion, CaseError> {
-    let mut hands = Direct::new(run_dir)?;
-    let path = run_dir.join(CASE_MD);
+/// A rail that fails for a reason other than refusing the move (a refusal is a decline,
+/// not an error).
+pub fn run(run: &RunHandle) -> Result<Conclusion, CaseError> {
+    let mut hands = Direct::new(run);
+    let path = run.dir().join(CASE_MD);
     let brief = match std::fs::read_to_string(&path) {
         Ok(text) => Brief::parse(&text).ok_or_else(|| "it is not a case brief".to_string()),
         Err(e) => Err(e.to_string()),

@@ -5,8 +5,6 @@
 //! Invariant: it is told only which value is right (so that it can claim another), and it
 //! reaches the engine through the public rails and the tool router like any agent.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use super::Conclusion;
@@ -14,9 +12,9 @@ use super::brief::Brief;
 use super::direct::Direct;
 use super::plan::{self, Hands};
 use super::rules;
-use crate::case::CaseError;
 use crate::case::finalize::Status;
 use crate::case::views::CASE_MD;
+use crate::case::{CaseError, RunHandle};
 use crate::driver::scripted::Agent;
 use crate::skill::ValueConstraint;
 
@@ -37,19 +35,16 @@ pub fn wrong_value(constraint: Option<&ValueConstraint>, right: Option<&Value>) 
     }
 }
 
-/// Runs the adversary on the open run at `run_dir`; `right` is the value it must not claim
+/// Runs the adversary on the open run; `right` is the value it must not claim
 /// (`None` when the right outcome is a decline: any value is then wrong).
 ///
 /// # Errors
 ///
-/// A run that cannot be opened, or a rail that fails for a reason other than refusing the
-/// move (a refusal is a decline, not an error).
-pub fn run(run_dir: &Path, right: Option<&Value>) -> Result<Conclusion, CaseError> {
-    let case = crate::case::RunHandle::open(run_dir)?.into_run().doc;
-    let agent = Agent {
-        run_dir: run_dir.to_path_buf(),
-        case: case.clone(),
-    };
+/// A rail that fails for a reason other than refusing the move (a refusal is a decline,
+/// not an error).
+pub fn run(run: &RunHandle, right: Option<&Value>) -> Result<Conclusion, CaseError> {
+    let agent = Agent::new(run.clone());
+    let case = &agent.case;
     let mut actions = 0u32;
     let decline = |agent: &Agent, actions: u32, reason: String| {
         agent
@@ -60,15 +55,15 @@ pub fn run(run_dir: &Path, right: Option<&Value>) -> Result<Conclusion, CaseErro
                 actions: actions + 1,
             })
     };
-    let text = std::fs::read_to_string(run_dir.join(CASE_MD))
-        .map_err(CaseError::io("read", run_dir.join(CASE_MD)))?;
+    let brief_path = run.dir().join(CASE_MD);
+    let text = std::fs::read_to_string(&brief_path).map_err(CaseError::io("read", &brief_path))?;
     let Some(brief) = Brief::parse(&text) else {
         return decline(&agent, actions, "CASE.md is not a case brief".into());
     };
     let Some(output) = case.policy.contract.outputs.first().cloned() else {
         return decline(&agent, actions, "the skill writes no field".into());
     };
-    let mut hands = Direct::new(run_dir)?;
+    let mut hands = Direct::new(run);
     let needles = rules::name_variants(brief.name());
     actions += 1;
     let Ok(found) = hands.search(&brief, &needles);

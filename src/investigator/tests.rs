@@ -16,6 +16,13 @@ struct World {
     run: PathBuf,
 }
 
+impl World {
+    /// The run, opened as the CLI opens it for the investigator.
+    fn handle(&self) -> crate::case::RunHandle {
+        crate::case::RunHandle::open(&self.run).unwrap()
+    }
+}
+
 fn world(skill: &str, field: Value, files: &[(&str, &str)]) -> World {
     world_in(skill, field, files, "Place an order.")
 }
@@ -88,7 +95,7 @@ fn a_unit_the_code_states_is_proposed() {
         quantity("wait_timeout", Value::Null, &[]),
         &[("src/orders.py", SECONDS)],
     );
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::ProposalGenerated, "{c:?}");
     assert_eq!(proposal_of(&w.run).unwrap()["patch"]["set"]["unit"], "s");
     // Searches, reads, evidence, claim, freeze, write, validate, finalize.
@@ -104,7 +111,7 @@ fn sources_that_disagree_end_conflicted_with_a_claim_for_each_value() {
         quantity("wait_timeout", Value::Null, &[]),
         &[("src/orders.py", SECONDS), ("tests/test_orders.py", test)],
     );
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::Conflicted, "{c:?}");
     let result = result_of(&w.run);
     let values: Vec<&Value> = result["claims"]
@@ -131,7 +138,7 @@ fn an_inferred_value_the_sources_state_ends_supported_without_a_proposal() {
         quantity("wait_timeout", json!("s"), &["unit"]),
         &[("src/orders.py", SECONDS)],
     );
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::Supported, "{c:?}");
     let result = result_of(&w.run);
     assert_eq!(result["supported"]["value"], "s", "{result:#}");
@@ -146,7 +153,7 @@ fn support_below_the_bar_is_declined_with_the_refusal_as_the_reason() {
         quantity("wait_timeout", json!("s"), &["unit"]),
         &[("docs/orders.md", doc)],
     );
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::InsufficientEvidence, "{c:?}");
     let reason = c.reason.unwrap();
     assert!(reason.contains("could not finalize supported"), "{reason}");
@@ -160,7 +167,7 @@ fn an_inferred_value_the_sources_contradict_is_replaced_by_a_proposal() {
         quantity("wait_timeout", json!("ms"), &["unit"]),
         &[("src/orders.py", SECONDS)],
     );
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::ProposalGenerated, "{c:?}");
     assert_eq!(proposal_of(&w.run).unwrap()["patch"]["set"]["unit"], "s");
 }
@@ -188,7 +195,7 @@ fn documentation_is_read_even_where_code_mentions_the_field_more_often() {
     let field = json!({"location": "input.body", "name": "gift_note", "type": "string",
         "required": false, "description": null, "unit": null, "sensitivity": null});
     let w = world("describe-field", field, &files);
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::ProposalGenerated, "{c:?}");
     assert_eq!(
         proposal_of(&w.run).unwrap()["patch"]["set"]["description"],
@@ -208,7 +215,7 @@ fn nothing_found_is_declined_honestly_and_the_run_is_finalized() {
         quantity("wait_timeout", Value::Null, &[]),
         &[("src/other.py", "def unrelated():\n    return 1\n")],
     );
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::InsufficientEvidence, "{c:?}");
     let reason = c.reason.unwrap();
     assert!(reason.contains("mentions `wait_timeout`"), "{reason}");
@@ -232,7 +239,7 @@ fn a_binary_file_in_scope_does_not_stop_the_search() {
             ("docs/logo.md", "\u{0}\u{1}binary"),
         ],
     );
-    let c = heuristic::run(&w.run).unwrap();
+    let c = heuristic::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::ProposalGenerated, "{c:?}");
     let journal = std::fs::read_to_string(w.run.join("journal.jsonl")).unwrap();
     assert!(journal.contains("binary_file"), "{journal}");
@@ -245,8 +252,8 @@ fn a_second_run_on_a_finalized_case_is_an_error_not_a_conclusion() {
         quantity("wait_timeout", Value::Null, &[]),
         &[("src/orders.py", SECONDS)],
     );
-    heuristic::run(&w.run).unwrap();
-    assert!(heuristic::run(&w.run).is_err());
+    heuristic::run(&w.handle()).unwrap();
+    assert!(heuristic::run(&w.handle()).is_err());
 }
 
 #[test]
@@ -256,7 +263,7 @@ fn the_baseline_proposes_a_unit_a_name_suffix_spells_and_the_engine_judges_it() 
         quantity("timeout_ms", Value::Null, &[]),
         &[("src/orders.py", "x = 1\n")],
     );
-    let c = baseline::run(&w.run).unwrap();
+    let c = baseline::run(&w.handle()).unwrap();
     let proposal = proposal_of(&w.run).expect("a proposal");
     assert_eq!(proposal["patch"]["set"]["unit"], "ms");
     // The AIR is external, unverified evidence: the unit contract needs verified grounding.
@@ -275,7 +282,7 @@ fn the_baseline_proposes_a_unit_a_name_suffix_spells_and_the_engine_judges_it() 
         quantity("timeout_ms", Value::Null, &[]),
         &[("src/orders.py", "x = 1\n")],
     );
-    let twin: Conclusion = baseline::run(&again.run).unwrap();
+    let twin: Conclusion = baseline::run(&again.handle()).unwrap();
     assert_eq!(twin, c);
 }
 
@@ -286,7 +293,7 @@ fn the_baseline_declines_a_name_that_spells_no_unit() {
         quantity("timeout", Value::Null, &[]),
         &[("src/orders.py", "x = 1\n")],
     );
-    let c = baseline::run(&w.run).unwrap();
+    let c = baseline::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::InsufficientEvidence, "{c:?}");
     assert!(c.reason.unwrap().contains("no word of the name `timeout`"));
     assert!(proposal_of(&w.run).is_none());
@@ -299,14 +306,14 @@ fn the_baseline_describes_a_field_only_from_the_operations_own_words() {
     let field = json!({"location": "input.body", "name": "gift_note", "type": "string",
         "required": false, "description": null, "unit": null, "sensitivity": null});
     let w = world("describe-field", field.clone(), &[]);
-    let c = baseline::run(&w.run).unwrap();
+    let c = baseline::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::InsufficientEvidence, "{c:?}");
     assert!(c.reason.unwrap().contains("does not mention `gift_note`"));
     assert!(proposal_of(&w.run).is_none());
 
     let said = "Place an order. The gift_note is printed on the packing slip.";
     let w = world_in("describe-field", field, &[], said);
-    baseline::run(&w.run).unwrap();
+    baseline::run(&w.handle()).unwrap();
     assert_eq!(
         proposal_of(&w.run).unwrap()["patch"]["set"]["description"],
         "The gift_note is printed on the packing slip."
@@ -319,7 +326,7 @@ fn the_baseline_never_cites_the_air_where_the_skill_admits_no_external_evidence(
         "required": false, "description": "Where the confirmation goes.", "unit": null,
         "sensitivity": null});
     let w = world("classify-sensitivity", field, &[]);
-    let c = baseline::run(&w.run).unwrap();
+    let c = baseline::run(&w.handle()).unwrap();
     assert_eq!(c.status, Status::InsufficientEvidence, "{c:?}");
     assert!(c.reason.unwrap().contains("cannot be cited"));
 }

@@ -20,7 +20,6 @@ pub mod lines;
 pub mod rail_backend;
 pub mod router;
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -34,7 +33,7 @@ use serde_json::Value;
 
 use self::args::{RAIL_TOOLS, RailCall};
 use self::rail_backend::{RailBackend, Refusal};
-use crate::case::CaseError;
+use crate::case::{CaseError, RunHandle};
 use crate::limits::{Limit, LimitError};
 
 /// Why the server could not start or stopped abnormally.
@@ -63,29 +62,20 @@ impl McpError {
 /// The server over one run.
 #[derive(Debug, Clone)]
 pub struct AnvilServer {
-    run: PathBuf,
-    run_id: String,
+    run: RunHandle,
     backend: RailBackend,
 }
 
 impl AnvilServer {
-    /// A server over the run at `run` (which must load), calling the rails through `backend`.
+    /// A server over the open run, calling the rails through `backend`.
     ///
     /// # Errors
     ///
-    /// `CaseError::Io` when a relative `run` cannot be made absolute (the working directory
-    /// is unreadable), or any error opening the run (`CaseError::NotARun`,
-    /// `CaseError::Corrupt`, `CaseError::Io`).
-    pub fn new(run: &Path, backend: RailBackend) -> Result<AnvilServer, CaseError> {
-        let run = std::path::absolute(run).map_err(CaseError::io("resolve", run))?;
-        let run_id = crate::case::RunHandle::open(&run)?
-            .doc()
-            .identity
-            .run_id
-            .to_string();
+    /// `CaseError::Io` when a relative run path cannot be made absolute (the working
+    /// directory is unreadable).
+    pub fn new(run: &RunHandle, backend: RailBackend) -> Result<AnvilServer, CaseError> {
         Ok(AnvilServer {
-            run,
-            run_id,
+            run: run.absolute()?,
             backend,
         })
     }
@@ -107,7 +97,7 @@ impl AnvilServer {
     /// Runs one tool call to completion. `None` when no tool has that name.
     pub fn call(&self, name: &str, arguments: Value) -> Option<CallToolResult> {
         let outcome = match router::operation_of(name) {
-            Some(op) => router::query(&self.backend, &self.run, &self.run_id, op, &arguments),
+            Some(op) => router::query(&self.backend, &self.run, op, &arguments),
             None => RailCall::parse(name, arguments)?
                 .map_err(Refusal::from)
                 .and_then(|call| self.backend.call(&self.run, &call)),
@@ -190,10 +180,10 @@ impl ServerHandler for AnvilServer {
 /// # Errors
 ///
 /// `McpError::Limit` when `ANVIL_MAX_MCP_LINE_BYTES` is set but not a valid cap;
-/// `McpError::Case` when the run does not load; `McpError::Start` when the runtime cannot
+/// `McpError::Case` when the run's path cannot be made absolute; `McpError::Start` when the runtime cannot
 /// be built, the protocol handshake fails or the serving task ends in error. What a client
 /// sends never ends the session with an error.
-pub fn serve_stdio(run: &Path) -> Result<(), McpError> {
+pub fn serve_stdio(run: &RunHandle) -> Result<(), McpError> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let line_cap = Limit::McpLineBytes.value()?;

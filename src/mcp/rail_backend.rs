@@ -60,15 +60,14 @@ impl RailBackend {
     ///
     /// # Errors
     ///
-    /// A [`Refusal`] carrying the stable kind. Direct: the run does not open, or the rail
-    /// refuses (its `CaseError::kind()`: wrong state, stale run, tamper, a refused artifact
+    /// A [`Refusal`] carrying the stable kind. Direct: the rail refuses (its `CaseError::kind()`: wrong state, stale run, tamper, a refused artifact
     /// or claim…); a finalize status that is not one is `unknown_status`; `internal` if the
     /// result does not render as JSON. Relayed: `rejected_document` for a line range given
     /// by one end only, `io` when a file for the relay cannot be written under
     /// `workspace/.mcp/`, `relay_unreachable` when the socket cannot be reached, the relayed
     /// CLI's own error kind, or `relay_failed` when the relayed rail answers no JSON or
     /// fails without an error document (a failing validation's record is a result).
-    pub fn call(&self, run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
+    pub fn call(&self, run: &RunHandle, rail: &RailCall) -> Result<Value, Refusal> {
         match self {
             RailBackend::Direct => direct(run, rail),
             RailBackend::Relay { socket, cwd } => relay(socket, cwd, run, rail),
@@ -98,8 +97,7 @@ fn parse_status(raw: Option<&str>) -> Result<Option<Status>, CaseError> {
     }
 }
 
-fn direct(run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
-    let run = RunHandle::open(run)?;
+fn direct(run: &RunHandle, rail: &RailCall) -> Result<Value, Refusal> {
     match rail {
         RailCall::AddEvidence(a) => {
             let req = EvidenceRequest {
@@ -136,7 +134,8 @@ fn direct(run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
     }
 }
 
-/// The `anvil-bench case …` arguments that make the CLI do what `rail` asks.
+/// The `anvil-bench case …` arguments that make the CLI do what `rail` asks, on the run
+/// named `run` on that command line.
 fn cli_args(run: &Path, rail: &RailCall) -> Result<Vec<String>, Refusal> {
     let run_arg = run.display().to_string();
     let mut args: Vec<String> = vec!["case".into()];
@@ -155,7 +154,8 @@ fn cli_args(run: &Path, rail: &RailCall) -> Result<Vec<String>, Refusal> {
             push(&["--idempotency-key", &a.idempotency_key]);
         }
         RailCall::AddExternalEvidence(a) => {
-            let file = workspace_file(run, "excerpt", "txt", a.excerpt.as_bytes())?;
+            let workspace = run.join(crate::case::run::WORKSPACE_DIR);
+            let file = workspace_file(&workspace, "excerpt", "txt", a.excerpt.as_bytes())?;
             push(&["add-external-evidence", &run_arg, "--source", &a.source]);
             push(&[
                 "--uri",
@@ -204,15 +204,16 @@ fn cli_args(run: &Path, rail: &RailCall) -> Result<Vec<String>, Refusal> {
     Ok(args)
 }
 
-/// A file handed to a relayed command (an excerpt, a query batch) goes in workspace/.mcp/:
-/// the part of the run the agent's sandbox may write and the rail sandbox can read.
+/// A file handed to a relayed command (an excerpt, a query batch) goes in the run's
+/// `workspace/.mcp/`: the part of the run the agent's sandbox may write and the rail
+/// sandbox can read.
 pub(crate) fn workspace_file(
-    run: &Path,
+    workspace: &Path,
     prefix: &str,
     ext: &str,
     bytes: &[u8],
 ) -> Result<PathBuf, Refusal> {
-    let dir = run.join(crate::case::run::WORKSPACE_DIR).join(".mcp");
+    let dir = workspace.join(".mcp");
     let hash = crate::canon::bytes_hash(bytes);
     let tail: String = hash
         .trim_start_matches("sha256:")
@@ -229,8 +230,8 @@ pub(crate) fn workspace_file(
     Ok(path)
 }
 
-fn relay(socket: &Path, cwd: &Path, run: &Path, rail: &RailCall) -> Result<Value, Refusal> {
-    relay_json(socket, cwd, &cli_args(run, rail)?)
+fn relay(socket: &Path, cwd: &Path, run: &RunHandle, rail: &RailCall) -> Result<Value, Refusal> {
+    relay_json(socket, cwd, &cli_args(run.dir(), rail)?)
 }
 
 /// Relays `anvil-bench <args>` (ending in `--json`) and reads its JSON answer back: the

@@ -5,13 +5,12 @@
 //! journal line `case query` appends; its schema is the router's own argument schema, and
 //! a refused batch comes back as a tool error starting with the router's error kind.
 
-use std::path::Path;
-
 use rmcp::model::Tool;
 use rmcp::model::ToolAnnotations;
 use serde_json::{Value, json};
 
 use super::rail_backend::{RailBackend, Refusal, relay_json, workspace_file};
+use crate::case::RunHandle;
 use crate::driver::mcp_wiring::router_tool_name;
 use crate::tools::{self, REQUEST_FORMAT, REQUEST_FORMAT_VERSION};
 
@@ -61,15 +60,14 @@ pub fn operation_of(tool: &str) -> Option<&'static str> {
 /// an error document.
 pub fn query(
     backend: &RailBackend,
-    run: &Path,
-    run_id: &str,
+    run: &RunHandle,
     operation: &str,
     arguments: &Value,
 ) -> Result<Value, Refusal> {
     let request = json!({
         "format": REQUEST_FORMAT,
         "formatVersion": REQUEST_FORMAT_VERSION,
-        "runId": run_id,
+        "runId": run.doc().identity.run_id.to_string(),
         "requests": [{"requestId": "Q1", "operation": operation, "arguments": arguments}],
     });
     match backend {
@@ -87,11 +85,12 @@ pub fn query(
         // reach: the engine answers `case query` through the relay instead.
         RailBackend::Relay { socket, cwd } => {
             let bytes = serde_json::to_vec(&request).unwrap_or_default();
-            let file = workspace_file(run, "query", "json", &bytes)?;
+            let workspace = run.dir().join(crate::case::run::WORKSPACE_DIR);
+            let file = workspace_file(&workspace, "query", "json", &bytes)?;
             let args: Vec<String> = [
                 "case",
                 "query",
-                &run.display().to_string(),
+                &run.dir().display().to_string(),
                 "--request",
                 &file.display().to_string(),
                 "--json",

@@ -100,11 +100,24 @@ fn refuse(kind: &'static str, reason: String) -> CaseError {
     }
 }
 
-/// `close`.
+impl RunHandle {
+    /// `close`: reconciles the finalized run's result with the AIR (re-verifying its
+    /// evidence, re-binding and re-validating a proposal, tiering it through the gate),
+    /// applies it when `req.apply` asks and the tier allows, and closes the run.
+    ///
+    /// # Errors
+    ///
+    /// See [`close`].
+    pub fn close(&self, req: &CloseRequest, key: Option<&str>) -> Result<CloseDoc, CaseError> {
+        close(self, req, key)
+    }
+}
+
+/// [`RunHandle::close`].
 ///
 /// # Errors
 ///
-/// The errors of opening the run (`NotARun`, `Io`, `Corrupt`); the rail envelope's refusals
+/// The rail envelope's refusals
 /// (see [`with_rail`]: an unusable lock file, a corrupt
 /// journal, broken integrity, a bad or conflicting idempotency key), then `Stale`, `Tamper`
 /// for a changed frozen file, and `Transition` unless the run is finalized. Specific to
@@ -113,9 +126,9 @@ fn refuse(kind: &'static str, reason: String) -> CaseError {
 /// when the result cannot be reconciled with the AIR, `nothing_to_apply`, `needs_approval`
 /// or `rejected` when `--apply` is asked of a result that cannot be applied, `Air` when the
 /// AIR no longer loads, and `Io` when the patched AIR cannot be written.
-pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<CloseDoc, CaseError> {
+fn close(handle: &RunHandle, req: &CloseRequest, key: Option<&str>) -> Result<CloseDoc, CaseError> {
     let body = json!({"apply": req.apply, "approvedBy": req.approved_by});
-    let handle = RunHandle::open(run_dir)?;
+    let run_dir = handle.dir();
     with_rail(run_dir, "close", key, &body, |_| {
         let (run, mut lc) = handle.checked_lifecycle()?;
         if lc.state != State::Finalized {
@@ -125,10 +138,10 @@ pub fn close(run_dir: &Path, req: &CloseRequest, key: Option<&str>) -> Result<Cl
         }
         let result: ResultDoc = store::read_doc(run_dir, RESULT_JSON)?
             .ok_or_else(|| refuse("missing_output", format!("`{RESULT_JSON}` does not exist")))?;
-        let reverified = reverify(run_dir, run)?;
+        let reverified = reverify(run)?;
         let air = Air::load(Path::new(&run.doc.inputs.air))?;
         let r = match result.status {
-            Status::ProposalGenerated => reconcile_proposal(run_dir, run, &lc, &air)?,
+            Status::ProposalGenerated => reconcile_proposal(run, &lc, &air)?,
             Status::Supported => reconcile_supported(run, &lc, &air, &result)?,
             Status::Conflicted => {
                 Reconciled::decline(Some("sources disagree: a human must decide".into()))
@@ -219,8 +232,8 @@ impl Reconciled {
 
 /// Re-verifies every artifact against the repository (a changed source fails close) and
 /// counts the local ones.
-fn reverify(run_dir: &Path, run: &Run) -> Result<usize, CaseError> {
-    let evidence = store::evidence(run_dir)?;
+fn reverify(run: &Run) -> Result<usize, CaseError> {
+    let evidence = store::evidence(&run.dir)?;
     verify_artifacts(run, &evidence).map_err(|e| match e {
         CaseError::Evidence(ev) => refuse(
             "source_changed",
@@ -233,19 +246,14 @@ fn reverify(run_dir: &Path, run: &Run) -> Result<usize, CaseError> {
 
 /// A proposal: re-parsed, re-bound and re-validated, its patch measured against the AIR,
 /// then tiered by the review reasons and the gate.
-fn reconcile_proposal(
-    run_dir: &Path,
-    run: &Run,
-    lc: &Lifecycle,
-    air: &Air,
-) -> Result<Reconciled, CaseError> {
+fn reconcile_proposal(run: &Run, lc: &Lifecycle, air: &Air) -> Result<Reconciled, CaseError> {
     let mut reasons = Vec::new();
     let mut gate = Vec::new();
     let bytes = crate::fsio::read_regular(
-        &run_dir.join(PROPOSAL_JSON),
+        &run.dir.join(PROPOSAL_JSON),
         crate::case::store::MAX_RUN_FILE_BYTES,
     )
-    .map_err(CaseError::io("read", run_dir.join(PROPOSAL_JSON)))?;
+    .map_err(CaseError::io("read", run.dir.join(PROPOSAL_JSON)))?;
     // Binding is checked again here, independently of parse at validate.
     let proposal = parse_proposal(&bytes, &run.doc, PROPOSAL_JSON)?;
     let frozen = load_frozen(run.clone(), lc)?;

@@ -65,7 +65,8 @@ struct SimClient {
 /// server's tools (the real server, calling the rails directly) and `Write`, results shaped
 /// as Claude Code sends them back (text blocks, `is_error`, completion order).
 fn simulate_mcp(run: &Path, client: &SimClient) -> Vec<Value> {
-    let server = AnvilServer::new(run, RailBackend::Direct).unwrap();
+    let handle = crate::case::RunHandle::open(run).unwrap();
+    let server = AnvilServer::new(&handle, RailBackend::Direct).unwrap();
     let mut prompt = std::fs::read_to_string(run.join("CASE.md")).unwrap();
     prompt.push_str(&crate::driver::mcp_wiring::mcp_brief());
     let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": prompt}]})];

@@ -80,27 +80,22 @@ pub struct SandboxPlan {
 
 impl SandboxPlan {
     /// The plan for an opened run: repository and AIR from its case.json, no endpoints.
-    ///
-    /// # Errors
-    ///
-    /// Any error opening the run at `run_dir` (`CaseError::NotARun`, `CaseError::Corrupt`,
-    /// `CaseError::Io`).
+    #[must_use]
     pub fn for_run(
-        run_dir: &Path,
+        handle: &crate::case::RunHandle,
         anvil_bench: &Path,
         hidden: Vec<PathBuf>,
-    ) -> Result<SandboxPlan, crate::case::CaseError> {
-        let handle = crate::case::RunHandle::open(run_dir)?;
+    ) -> SandboxPlan {
         let run = handle.run();
-        Ok(SandboxPlan {
+        SandboxPlan {
             repo: PathBuf::from(&run.doc.inputs.repository),
-            run_dir: run_dir.to_path_buf(),
+            run_dir: run.dir.clone(),
             hidden,
             endpoints: Vec::new(),
             extra_ro: Vec::new(),
             anvil_bench: anvil_bench.to_path_buf(),
             rail_inputs: vec![PathBuf::from(&run.doc.inputs.air)],
-        })
+        }
     }
 }
 

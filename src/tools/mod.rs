@@ -44,7 +44,6 @@ pub use crate::case::snapshots::SNAPSHOT_SUFFIX;
 use crate::case::evidence::walk::ScopedFile;
 use crate::case::lifecycle::State;
 use crate::case::rail::with_rail;
-use crate::case::run::CASE_JSON;
 use crate::case::{CaseError, RunHandle};
 use database::Snapshot;
 use files::{Repo, Selection};
@@ -53,47 +52,51 @@ use request::{Batch, Item, Op};
 /// The rail name under which `case query` calls are journaled.
 pub const QUERY_RAIL: &str = "query";
 
-/// Validates, preflights and answers a whole batch with the default limits. Read-only.
+/// Validates, preflights and answers a whole batch with the case's limits. Read-only.
 ///
 /// # Errors
 ///
 /// As [`query_with_limits`], with the case's own limits.
-pub fn query(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
-    query_with_limits(run_dir, request, &case_limits(run_dir))
+pub fn query(handle: &RunHandle, request: &Value) -> Result<ResultDoc, ToolError> {
+    query_with_limits(handle, request, &case_limits(handle))
 }
 
-/// The limits of the case at `run_dir`: the defaults with the case's overrides. A run that
-/// cannot be loaded gets the defaults here and is refused by the query itself.
-pub fn case_limits(run_dir: &Path) -> ToolLimits {
-    RunHandle::open(run_dir)
-        .ok()
-        .map(RunHandle::into_run)
-        .and_then(|run| {
-            ToolLimits::default()
-                .with_overrides(&run.doc.tool_limits)
-                .ok()
-        })
+/// The limits of the case: the defaults with the case's overrides (the defaults when the
+/// overrides do not apply; case open refuses those, so only a hand-edited case has them).
+#[must_use]
+pub fn case_limits(handle: &RunHandle) -> ToolLimits {
+    ToolLimits::default()
+        .with_overrides(&handle.doc().tool_limits)
         .unwrap_or_default()
+}
+
+/// Validates a request batch against `limits` without reading anything: what a query
+/// refuses on the request alone, before it looks at the run.
+///
+/// # Errors
+///
+/// `ToolError` for a request refused on its own (malformed, unknown field or operation,
+/// over a limit, duplicate id, empty or too large a batch).
+pub fn check_request(request: &Value, limits: &ToolLimits) -> Result<(), ToolError> {
+    request::parse(request, limits).map(drop)
 }
 
 /// [`query`] with explicit limits.
 ///
 /// # Errors
 ///
-/// `ToolError` for a request refused on its own (malformed, unknown field or operation,
-/// over a limit, duplicate id, empty or too large a batch), `ToolError::WrongRun` when it
-/// names another run, `ToolError::RunNotQueryable` when the run is finalized or closed, a
-/// run error when the run cannot be opened or is stale or corrupt, a preflight or answer
-/// refusal for a path, file, table or column (out of scope, missing, binary, too large,
-/// unknown…), and `ToolError::ResultTooLarge` when the answer is over
-/// `limits.result_bytes`.
+/// `ToolError` for a request refused on its own (see [`check_request`]),
+/// `ToolError::WrongRun` when it names another run, `ToolError::RunNotQueryable` when the
+/// run is finalized or closed, a run error when the run is stale or its lifecycle cannot
+/// be read, a preflight or answer refusal for a path, file, table or column (out of
+/// scope, missing, binary, too large, unknown…), and `ToolError::ResultTooLarge` when the
+/// answer is over `limits.result_bytes`.
 pub fn query_with_limits(
-    run_dir: &Path,
+    handle: &RunHandle,
     request: &Value,
     limits: &ToolLimits,
 ) -> Result<ResultDoc, ToolError> {
     let batch = request::parse(request, limits)?;
-    let handle = RunHandle::open(run_dir)?;
     let actual = handle.doc().identity.run_id.to_string();
     if batch.run_id != actual {
         return Err(ToolError::WrongRun {
@@ -152,21 +155,17 @@ pub struct QueryRecord {
 }
 
 /// [`query`] as a rail: under the run lock, appended to the run's `journal.jsonl` (rail
-/// `query`) whether it answers or refuses. A directory that is not a run is refused
-/// without writing anything.
+/// `query`) whether it answers or refuses.
 ///
 /// # Errors
 ///
 /// As [`query`]; also a `ToolError` from the rail when the run lock cannot be taken or the
 /// journal cannot be written, and `ToolError::Run` (kind `io`) when the rail returned
 /// without running the query.
-pub fn query_journaled(run_dir: &Path, request: &Value) -> Result<ResultDoc, ToolError> {
-    if !run_dir.join(CASE_JSON).is_file() {
-        return query(run_dir, request);
-    }
+pub fn query_journaled(handle: &RunHandle, request: &Value) -> Result<ResultDoc, ToolError> {
     let mut outcome = None;
-    let rail = with_rail(run_dir, QUERY_RAIL, None, request, |_| {
-        let answered = query(run_dir, request);
+    let rail = with_rail(handle.dir(), QUERY_RAIL, None, request, |_| {
+        let answered = query(handle, request);
         let record = match &answered {
             Ok(doc) => Ok(QueryRecord {
                 batch_hash: doc.batch_hash.clone(),
