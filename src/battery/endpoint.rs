@@ -31,18 +31,31 @@ impl Drop for Endpoint {
     }
 }
 
+/// Why a model endpoint could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    #[error(
+        "--model-endpoint `{0}`: expected replay:heuristic, replay:script=FILE, or an http(s) URL"
+    )]
+    Spec(String),
+    #[error("{0}")]
+    Script(#[source] crate::replay::ScriptError),
+    #[error("cannot start the replay model: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
 /// Resolves `spec`: `replay:heuristic`, `replay:script=FILE`, or an `http(s)://` URL.
 ///
 /// # Errors
 ///
-/// A message when `spec` is none of the three forms, the replay script cannot be read or
-/// parsed, the replay server cannot be built, or no loopback port can be bound or its
-/// serving thread spawned.
-pub fn start(spec: &str, transcript: Option<PathBuf>) -> Result<Endpoint, String> {
+/// `EndpointError::Spec` when `spec` is none of the three forms, `Script` when the replay
+/// script cannot be read or parsed, and `Serve` when the replay server cannot be built, no
+/// loopback port can be bound or its serving thread spawned.
+pub fn start(spec: &str, transcript: Option<PathBuf>) -> Result<Endpoint, EndpointError> {
     let player = if spec == "replay:heuristic" {
         Player::Heuristic
     } else if let Some(file) = spec.strip_prefix("replay:script=") {
-        Player::from_script_file(std::path::Path::new(file)).map_err(|e| e.to_string())?
+        Player::from_script_file(std::path::Path::new(file)).map_err(EndpointError::Script)?
     } else if spec.starts_with("http://") || spec.starts_with("https://") {
         return Ok(Endpoint {
             url: spec.trim_end_matches('/').to_string(),
@@ -51,9 +64,7 @@ pub fn start(spec: &str, transcript: Option<PathBuf>) -> Result<Endpoint, String
             thread: None,
         });
     } else {
-        return Err(format!(
-            "--model-endpoint `{spec}`: expected replay:heuristic, replay:script=FILE, or an http(s) URL"
-        ));
+        return Err(EndpointError::Spec(spec.to_string()));
     };
     let name = if spec.starts_with("replay:script=") {
         "replay:script".to_string()
@@ -68,13 +79,12 @@ pub fn start(spec: &str, transcript: Option<PathBuf>) -> Result<Endpoint, String
             latency: std::time::Duration::ZERO,
         },
     )
-    .map_err(|e| e.to_string())?;
-    let std_listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| format!("cannot listen on loopback: {e}"))?;
+    .map_err(EndpointError::Serve)?;
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(EndpointError::Serve)?;
     std_listener
         .set_nonblocking(true)
-        .map_err(|e| e.to_string())?;
-    let addr = std_listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(EndpointError::Serve)?;
+    let addr = std_listener.local_addr().map_err(EndpointError::Serve)?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("replay-model".into())
@@ -96,7 +106,7 @@ pub fn start(spec: &str, transcript: Option<PathBuf>) -> Result<Endpoint, String
                 .await;
             });
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(EndpointError::Serve)?;
     Ok(Endpoint {
         url: format!("http://{addr}"),
         name,

@@ -21,21 +21,19 @@ impl Partition {
     ///
     /// # Errors
     ///
-    /// A message naming `s` when it is not of the form `hash:K/N`, K or N is not a number,
-    /// or not 1 <= K <= N.
-    pub fn parse(s: &str) -> Result<Partition, String> {
-        let rest = s
-            .strip_prefix("hash:")
-            .ok_or_else(|| format!("`{s}`: a partition is `hash:K/N` (e.g. hash:1/3)"))?;
-        let (k, n) = rest
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}`: a partition is `hash:K/N` (e.g. hash:1/3)"))?;
-        let k: u32 = k.parse().map_err(|_| format!("`{s}`: K is not a number"))?;
-        let n: u32 = n.parse().map_err(|_| format!("`{s}`: N is not a number"))?;
+    /// A [`PartitionError`] naming `s` when it is not of the form `hash:K/N`, K or N is
+    /// not a number, or not 1 <= K <= N.
+    pub fn parse(s: &str) -> Result<Partition, PartitionError> {
+        let bad = |why| PartitionError {
+            given: s.to_string(),
+            why,
+        };
+        let rest = s.strip_prefix("hash:").ok_or(bad(PartitionFault::Form))?;
+        let (k, n) = rest.split_once('/').ok_or(bad(PartitionFault::Form))?;
+        let k: u32 = k.parse().map_err(|_| bad(PartitionFault::KNotANumber))?;
+        let n: u32 = n.parse().map_err(|_| bad(PartitionFault::NNotANumber))?;
         if n == 0 || k == 0 || k > n {
-            return Err(format!(
-                "`{s}`: K must be between 1 and N, and N at least 1"
-            ));
+            return Err(bad(PartitionFault::OutOfRange));
         }
         Ok(Partition { k, n })
     }
@@ -45,6 +43,27 @@ impl Partition {
     pub fn takes(&self, id: &str) -> bool {
         shard_of(id, self.n) == self.k - 1
     }
+}
+
+/// A `--partition` that is not `hash:K/N` with 1 <= K <= N.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{given}`: {why}")]
+pub struct PartitionError {
+    pub given: String,
+    pub why: PartitionFault,
+}
+
+/// What is wrong with a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionFault {
+    #[error("a partition is `hash:K/N` (e.g. hash:1/3)")]
+    Form,
+    #[error("K is not a number")]
+    KNotANumber,
+    #[error("N is not a number")]
+    NNotANumber,
+    #[error("K must be between 1 and N, and N at least 1")]
+    OutOfRange,
 }
 
 impl std::fmt::Display for Partition {

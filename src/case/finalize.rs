@@ -216,8 +216,7 @@ impl RunHandle {
             };
             store::write_doc(run_dir, RESULT_JSON, &result)?;
             store::freeze(run_dir, &mut lc, RESULT_JSON)?;
-            lc.advance(State::Finalized, "finalize", &now())
-                .map_err(|reason| CaseError::Transition { reason })?;
+            lc.advance(State::Finalized, "finalize", &now())?;
             lc.save(run_dir)?;
             Ok(result)
         })

@@ -358,8 +358,7 @@ impl RunHandle {
                 RESEARCH_RECORD.into(),
                 serde_json::to_value(&record).unwrap_or(Value::Null),
             );
-            lc.advance(State::ResearchFrozen, "freeze-research", &now())
-                .map_err(|reason| CaseError::Transition { reason })?;
+            lc.advance(State::ResearchFrozen, "freeze-research", &now())?;
             lc.save(self.dir())?;
             Ok(record)
         })
@@ -396,8 +395,7 @@ impl RunHandle {
                 VALIDATION_RECORD.into(),
                 serde_json::to_value(&record).unwrap_or(Value::Null),
             );
-            lc.advance(State::ProposalFrozen, "validate", &now())
-                .map_err(|reason| CaseError::Transition { reason })?;
+            lc.advance(State::ProposalFrozen, "validate", &now())?;
             store::write_doc(
                 self.dir(),
                 CRITIQUE_JSON,

@@ -114,14 +114,18 @@ impl Lifecycle {
     ///
     /// # Errors
     ///
-    /// A message naming the rail and both states when the lifecycle does not allow moving
-    /// from the current state to `next`; the lifecycle is left unchanged.
-    pub fn advance(&mut self, next: State, rail: &str, at: &str) -> Result<(), String> {
+    /// `CaseError::Transition`, naming the rail and both states, when the lifecycle does
+    /// not allow moving from the current state to `next`; the lifecycle is left unchanged.
+    pub fn advance(
+        &mut self,
+        next: State,
+        rail: &str,
+        at: &str,
+    ) -> Result<(), super::error::CaseError> {
         if !self.state.can_advance_to(next) {
-            return Err(format!(
-                "`{rail}` cannot move a run from {} to {next}",
-                self.state
-            ));
+            return Err(super::error::CaseError::Transition {
+                reason: format!("`{rail}` cannot move a run from {} to {next}", self.state),
+            });
         }
         self.transitions.push(Transition {
             from: Some(self.state),

@@ -227,7 +227,12 @@ pub(super) fn resolve(a: &BatteryArgs) -> Result<(Config, Option<Endpoint>), Ref
     let (scenarios, labels, bundled) = corpus(a)?;
     let (investigator, backend) = arm_and_backend(a)?;
     let investigator_version = check_runnable(a, investigator, backend)?;
-    let partition = a.partition.as_deref().map(Partition::parse).transpose()?;
+    let partition = a
+        .partition
+        .as_deref()
+        .map(Partition::parse)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     if let Some(b) = a.max_budget_usd
         && !(b.is_finite() && b >= 0.0)
     {
@@ -421,7 +426,7 @@ impl ModelEndpoint {
             "ANTHROPIC"
         };
         if let Some(spec) = &a.model_endpoint {
-            let ep = crate::battery::endpoint::start(spec, None)?;
+            let ep = crate::battery::endpoint::start(spec, None).map_err(|e| e.to_string())?;
             endpoint
                 .env
                 .push((format!("{var}_BASE_URL"), ep.url.clone()));

@@ -188,8 +188,7 @@ fn close(handle: &RunHandle, req: &CloseRequest, key: Option<&str>) -> Result<Cl
         };
         store::write_doc(run_dir, CLOSE_JSON, &doc)?;
         store::freeze(run_dir, &mut lc, CLOSE_JSON)?;
-        lc.advance(State::Closed, "close", &now())
-            .map_err(|reason| CaseError::Transition { reason })?;
+        lc.advance(State::Closed, "close", &now())?;
         lc.save(run_dir)?;
         Ok(doc)
     })
