@@ -15,5 +15,8 @@ pub mod vocab;
 
 pub use attestation::{AttestRule, Attestation};
 pub use kinds::{DeficiencyCode, Severity, TargetKind};
-pub use policy::{Condition, EvidenceKind, OutputSpec, SkillPolicy, ValueConstraint, Verification};
+pub use policy::{
+    AttestationDefect, Condition, EvidenceKind, OutputSpec, SkillPolicy, ValueConstraint,
+    Verification,
+};
 pub use registry::{Registry, Scope, SkillContract, registry};

@@ -231,65 +231,109 @@ impl SkillPolicy {
     ///
     /// # Errors
     ///
-    /// A message naming `skill` and the rule when an output predicate has no attestation
-    /// rules, a free-text output uses patterns instead of `content_words`, a pattern does
-    /// not parse, a rule states no value or a value its field's constraint does not admit,
-    /// a content-word share lies outside (0, 1], or rules are given for a predicate that is
-    /// not an output.
-    pub fn check_attestation(&self, skill: &str) -> Result<(), String> {
+    /// The first [`AttestationDefect`] found, naming `skill` and the rule or predicate.
+    pub fn check_attestation(&self, skill: &str) -> Result<(), AttestationDefect> {
+        let skill = skill.to_string();
         for out in &self.outputs {
             let Some(att) = self.attestation.get(&out.predicate) else {
-                return Err(format!(
-                    "skill {skill} has no attestation rules for output predicate {}",
-                    out.predicate
-                ));
+                return Err(AttestationDefect::NoRules {
+                    skill,
+                    predicate: out.predicate.clone(),
+                });
             };
             let constraint = self.value_constraints.get(&out.field);
             match att {
                 Attestation::Patterns { rules } => {
                     if matches!(constraint, Some(ValueConstraint::Text)) {
-                        return Err(format!(
-                            "skill {skill}: `{}` is free text and needs content_words attestation",
-                            out.predicate
-                        ));
+                        return Err(AttestationDefect::FreeTextNeedsContentWords {
+                            skill,
+                            predicate: out.predicate.clone(),
+                        });
                     }
                     for rule in rules {
                         for src in rule.sources("qqq").into_iter().flatten() {
                             // Parsing is the check: compiling ~100 patterns at every registry
                             // load cost a CLI call 100 ms; each case compiles its own (cached).
-                            regex_syntax::Parser::new().parse(&src).map_err(|e| {
-                                format!("skill {skill}: rule {} does not compile: {e}", rule.id)
-                            })?;
+                            if let Err(e) = regex_syntax::Parser::new().parse(&src) {
+                                return Err(AttestationDefect::Pattern {
+                                    skill,
+                                    rule: rule.id.clone(),
+                                    source: Box::new(e),
+                                });
+                            }
                         }
                         if rule.values.is_empty() {
-                            return Err(format!("skill {skill}: rule {} states no value", rule.id));
+                            return Err(AttestationDefect::NoValue {
+                                skill,
+                                rule: rule.id.clone(),
+                            });
                         }
-                        for v in &rule.values {
-                            if !constraint.is_some_and(|c| c.admits(v)) {
-                                return Err(format!(
-                                    "skill {skill}: rule {} states {v}, which `{}` does not admit",
-                                    rule.id, out.field
-                                ));
-                            }
+                        if let Some(v) = rule
+                            .values
+                            .iter()
+                            .find(|v| !constraint.is_some_and(|c| c.admits(v)))
+                        {
+                            return Err(AttestationDefect::Inadmissible {
+                                skill,
+                                rule: rule.id.clone(),
+                                value: v.to_string(),
+                                field: out.field.clone(),
+                            });
                         }
                     }
                 }
                 Attestation::ContentWords { share, .. } => {
                     if !(share.is_finite() && *share > 0.0 && *share <= 1.0) {
-                        return Err(format!(
-                            "skill {skill}: content-word share {share} is outside (0, 1]"
-                        ));
+                        return Err(AttestationDefect::Share {
+                            skill,
+                            share: *share,
+                        });
                     }
                 }
             }
         }
-        for predicate in self.attestation.keys() {
-            if !self.output_predicates().contains(&predicate.as_str()) {
-                return Err(format!(
-                    "skill {skill} has attestation rules for {predicate}, which is not an output predicate"
-                ));
-            }
+        if let Some(predicate) = self
+            .attestation
+            .keys()
+            .find(|p| !self.output_predicates().contains(&p.as_str()))
+        {
+            return Err(AttestationDefect::NotAnOutput {
+                skill,
+                predicate: predicate.clone(),
+            });
         }
         Ok(())
     }
+}
+
+/// What is wrong with a skill's attestation data (see [`SkillPolicy::check_attestation`]).
+#[derive(Debug, thiserror::Error)]
+pub enum AttestationDefect {
+    #[error("skill {skill} has no attestation rules for output predicate {predicate}")]
+    NoRules { skill: String, predicate: String },
+    #[error("skill {skill}: `{predicate}` is free text and needs content_words attestation")]
+    FreeTextNeedsContentWords { skill: String, predicate: String },
+    #[error("skill {skill}: rule {rule} does not compile: {source}")]
+    Pattern {
+        skill: String,
+        rule: String,
+        #[source]
+        source: Box<regex_syntax::Error>,
+    },
+    #[error("skill {skill}: rule {rule} states no value")]
+    NoValue { skill: String, rule: String },
+    #[error("skill {skill}: rule {rule} states {value}, which `{field}` does not admit")]
+    Inadmissible {
+        skill: String,
+        rule: String,
+        /// The value as JSON.
+        value: String,
+        field: String,
+    },
+    #[error("skill {skill}: content-word share {share} is outside (0, 1]")]
+    Share { skill: String, share: f64 },
+    #[error(
+        "skill {skill} has attestation rules for {predicate}, which is not an output predicate"
+    )]
+    NotAnOutput { skill: String, predicate: String },
 }

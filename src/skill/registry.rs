@@ -148,6 +148,55 @@ mod tests {
         }
     }
 
+    /// The check refuses what a broken skill file would hold, naming the defect.
+    #[test]
+    fn attestation_defects_are_refused_by_name() {
+        use crate::skill::{Attestation, AttestationDefect};
+        let reg = Registry::parse(include_str!("builtin.json")).unwrap();
+        let unit = &reg.get("annotate-unit").unwrap().policy;
+        let predicate = unit.outputs[0].predicate.clone();
+
+        let mut none = unit.clone();
+        none.attestation.remove(&predicate);
+        assert!(matches!(
+            none.check_attestation("annotate-unit"),
+            Err(AttestationDefect::NoRules { predicate: p, .. }) if p == predicate
+        ));
+
+        let mut stray = unit.clone();
+        let rules = stray.attestation[&predicate].clone();
+        stray.attestation.insert("not.an.output".into(), rules);
+        assert!(matches!(
+            stray.check_attestation("annotate-unit"),
+            Err(AttestationDefect::NotAnOutput { .. })
+        ));
+
+        let mut unvalued = unit.clone();
+        let Some(Attestation::Patterns { rules }) = unvalued.attestation.get_mut(&predicate) else {
+            panic!("annotate-unit attests by patterns");
+        };
+        rules[0].values.clear();
+        assert!(matches!(
+            unvalued.check_attestation("annotate-unit"),
+            Err(AttestationDefect::NoValue { .. })
+        ));
+
+        let describe = &reg.get("describe-field").unwrap().policy;
+        let mut share = describe.clone();
+        let p = describe.outputs[0].predicate.clone();
+        share.attestation.insert(
+            p,
+            Attestation::ContentWords {
+                share: 0.0,
+                ignore: vec![],
+            },
+        );
+        assert!(matches!(
+            share.check_attestation("describe-field"),
+            Err(AttestationDefect::Share { .. })
+        ));
+    }
+
     #[test]
     fn the_embedded_registry_parses_with_five_skills() {
         let reg = Registry::parse(include_str!("builtin.json")).unwrap();
