@@ -323,129 +323,9 @@ impl Air {
         }
         let mut ops = BTreeSet::new();
         for (i, op) in self.operations.iter().enumerate() {
-            let at = format!("operations[{i}]");
-            if !is_segment_id(&op.id) {
-                return Err(bad(
-                    format!("{at}.id"),
-                    format!("operation id `{}` must be non-empty [A-Za-z0-9_-]", op.id),
-                ));
-            }
-            if !ops.insert(op.id.as_str()) {
-                return Err(bad(
-                    format!("{at}.id"),
-                    format!("duplicate operation id `{}`", op.id),
-                ));
-            }
-            if !METHODS.contains(&op.method.as_str()) {
-                return Err(bad(
-                    format!("{at}.method"),
-                    format!("unknown HTTP method `{}`", op.method),
-                ));
-            }
-            check_inferred(
-                &op.inferred,
-                &OPERATION_INFERABLE,
-                &format!("{at}.inferred"),
-                |name| (name == "description").then_some(op.description.is_some()),
-            )
-            .map_err(|m| bad(format!("{at}.inferred"), m))?;
-            let mut fields = BTreeSet::new();
-            for (j, field) in op.fields.iter().enumerate() {
-                let at = format!("{at}.fields[{j}]");
-                if !is_field_name(&field.name) {
-                    return Err(bad(
-                        format!("{at}.name"),
-                        format!(
-                            "field name `{}` must be dotted non-empty segments without whitespace",
-                            field.name
-                        ),
-                    ));
-                }
-                if !fields.insert((field.location, field.name.as_str())) {
-                    return Err(bad(
-                        format!("{at}.name"),
-                        format!("duplicate field `{}` in {}", field.name, field.location),
-                    ));
-                }
-                if let Some(unit) = &field.unit
-                    && !vocab::UNITS.contains(&unit.as_str())
-                {
-                    return Err(bad(
-                        format!("{at}.unit"),
-                        format!("`{unit}` is not in the unit vocabulary"),
-                    ));
-                }
-                if let Some(s) = &field.sensitivity
-                    && !vocab::SENSITIVITY.contains(&s.as_str())
-                {
-                    return Err(bad(
-                        format!("{at}.sensitivity"),
-                        format!("`{s}` is not one of none, pii, secret, financial"),
-                    ));
-                }
-                check_inferred(&field.inferred, &FIELD_INFERABLE, "", |name| match name {
-                    "description" => Some(field.description.is_some()),
-                    "unit" => Some(field.unit.is_some()),
-                    "sensitivity" => Some(field.sensitivity.is_some()),
-                    _ => None,
-                })
-                .map_err(|m| bad(format!("{at}.inferred"), m))?;
-            }
-            let mut codes = BTreeSet::new();
-            for (j, error) in op.errors.iter().enumerate() {
-                let at = format!("{at}.errors[{j}]");
-                if !is_segment_id(&error.code) {
-                    return Err(bad(
-                        format!("{at}.code"),
-                        format!(
-                            "error code `{}` must be non-empty [A-Za-z0-9_-]",
-                            error.code
-                        ),
-                    ));
-                }
-                if !codes.insert(error.code.as_str()) {
-                    return Err(bad(
-                        format!("{at}.code"),
-                        format!("duplicate error code `{}`", error.code),
-                    ));
-                }
-                if !(100..=599).contains(&error.status) {
-                    return Err(bad(
-                        format!("{at}.status"),
-                        format!("HTTP status {} is outside 100..=599", error.status),
-                    ));
-                }
-                check_inferred(&error.inferred, &ERROR_INFERABLE, "", |name| {
-                    (name == "retryable").then_some(error.retryable.is_some())
-                })
-                .map_err(|m| bad(format!("{at}.inferred"), m))?;
-            }
+            check_operation(op, &format!("operations[{i}]"), &mut ops, &bad)?;
         }
-        let mut caps = BTreeSet::new();
-        for (i, cap) in self.capabilities.iter().enumerate() {
-            let at = format!("capabilities[{i}]");
-            if !is_segment_id(&cap.id) {
-                return Err(bad(
-                    format!("{at}.id"),
-                    format!("capability id `{}` must be non-empty [A-Za-z0-9_-]", cap.id),
-                ));
-            }
-            if !caps.insert(cap.id.as_str()) {
-                return Err(bad(
-                    format!("{at}.id"),
-                    format!("duplicate capability id `{}`", cap.id),
-                ));
-            }
-            for (j, op) in cap.operation_ids.iter().enumerate() {
-                if !ops.contains(op.as_str()) {
-                    return Err(bad(
-                        format!("{at}.operationIds[{j}]"),
-                        format!("unknown operation `{op}`"),
-                    ));
-                }
-            }
-        }
-        Ok(())
+        check_capabilities(&self.capabilities, &ops, &bad)
     }
 
     /// The AIR hash: sha256 over the canonical JSON of the document.
@@ -482,6 +362,168 @@ impl Operation {
             .iter()
             .find(|f| f.location == location && f.name == name)
     }
+}
+
+/// Checks the operation at `at` (its id, recorded in `ops`; its method; its `inferred`
+/// list), then each of its fields and then each of its errors, stopping at the first fault.
+fn check_operation<'a>(
+    op: &'a Operation,
+    at: &str,
+    ops: &mut BTreeSet<&'a str>,
+    bad: &impl Fn(String, String) -> AirError,
+) -> Result<(), AirError> {
+    if !is_segment_id(&op.id) {
+        return Err(bad(
+            format!("{at}.id"),
+            format!("operation id `{}` must be non-empty [A-Za-z0-9_-]", op.id),
+        ));
+    }
+    if !ops.insert(op.id.as_str()) {
+        return Err(bad(
+            format!("{at}.id"),
+            format!("duplicate operation id `{}`", op.id),
+        ));
+    }
+    if !METHODS.contains(&op.method.as_str()) {
+        return Err(bad(
+            format!("{at}.method"),
+            format!("unknown HTTP method `{}`", op.method),
+        ));
+    }
+    check_inferred(
+        &op.inferred,
+        &OPERATION_INFERABLE,
+        &format!("{at}.inferred"),
+        |name| (name == "description").then_some(op.description.is_some()),
+    )
+    .map_err(|m| bad(format!("{at}.inferred"), m))?;
+    let mut fields = BTreeSet::new();
+    for (j, field) in op.fields.iter().enumerate() {
+        check_field(field, &format!("{at}.fields[{j}]"), &mut fields, bad)?;
+    }
+    let mut codes = BTreeSet::new();
+    for (j, error) in op.errors.iter().enumerate() {
+        check_error(error, &format!("{at}.errors[{j}]"), &mut codes, bad)?;
+    }
+    Ok(())
+}
+
+/// Checks the field at `at`: a well-formed name not already in `fields` for its location
+/// (where it is then recorded), a unit and sensitivity from the vocabularies, and its
+/// `inferred` list.
+fn check_field<'a>(
+    field: &'a Field,
+    at: &str,
+    fields: &mut BTreeSet<(Location, &'a str)>,
+    bad: &impl Fn(String, String) -> AirError,
+) -> Result<(), AirError> {
+    if !is_field_name(&field.name) {
+        return Err(bad(
+            format!("{at}.name"),
+            format!(
+                "field name `{}` must be dotted non-empty segments without whitespace",
+                field.name
+            ),
+        ));
+    }
+    if !fields.insert((field.location, field.name.as_str())) {
+        return Err(bad(
+            format!("{at}.name"),
+            format!("duplicate field `{}` in {}", field.name, field.location),
+        ));
+    }
+    if let Some(unit) = &field.unit
+        && !vocab::UNITS.contains(&unit.as_str())
+    {
+        return Err(bad(
+            format!("{at}.unit"),
+            format!("`{unit}` is not in the unit vocabulary"),
+        ));
+    }
+    if let Some(s) = &field.sensitivity
+        && !vocab::SENSITIVITY.contains(&s.as_str())
+    {
+        return Err(bad(
+            format!("{at}.sensitivity"),
+            format!("`{s}` is not one of none, pii, secret, financial"),
+        ));
+    }
+    check_inferred(&field.inferred, &FIELD_INFERABLE, "", |name| match name {
+        "description" => Some(field.description.is_some()),
+        "unit" => Some(field.unit.is_some()),
+        "sensitivity" => Some(field.sensitivity.is_some()),
+        _ => None,
+    })
+    .map_err(|m| bad(format!("{at}.inferred"), m))
+}
+
+/// Checks the error at `at`: a key-safe code not already in `codes` (where it is then
+/// recorded), a status in 100..=599, and its `inferred` list.
+fn check_error<'a>(
+    error: &'a ErrorDef,
+    at: &str,
+    codes: &mut BTreeSet<&'a str>,
+    bad: &impl Fn(String, String) -> AirError,
+) -> Result<(), AirError> {
+    if !is_segment_id(&error.code) {
+        return Err(bad(
+            format!("{at}.code"),
+            format!(
+                "error code `{}` must be non-empty [A-Za-z0-9_-]",
+                error.code
+            ),
+        ));
+    }
+    if !codes.insert(error.code.as_str()) {
+        return Err(bad(
+            format!("{at}.code"),
+            format!("duplicate error code `{}`", error.code),
+        ));
+    }
+    if !(100..=599).contains(&error.status) {
+        return Err(bad(
+            format!("{at}.status"),
+            format!("HTTP status {} is outside 100..=599", error.status),
+        ));
+    }
+    check_inferred(&error.inferred, &ERROR_INFERABLE, "", |name| {
+        (name == "retryable").then_some(error.retryable.is_some())
+    })
+    .map_err(|m| bad(format!("{at}.inferred"), m))
+}
+
+/// Checks each capability: a key-safe id, unique among capabilities, naming only
+/// operations in `ops`.
+fn check_capabilities(
+    capabilities: &[Capability],
+    ops: &BTreeSet<&str>,
+    bad: &impl Fn(String, String) -> AirError,
+) -> Result<(), AirError> {
+    let mut caps = BTreeSet::new();
+    for (i, cap) in capabilities.iter().enumerate() {
+        let at = format!("capabilities[{i}]");
+        if !is_segment_id(&cap.id) {
+            return Err(bad(
+                format!("{at}.id"),
+                format!("capability id `{}` must be non-empty [A-Za-z0-9_-]", cap.id),
+            ));
+        }
+        if !caps.insert(cap.id.as_str()) {
+            return Err(bad(
+                format!("{at}.id"),
+                format!("duplicate capability id `{}`", cap.id),
+            ));
+        }
+        for (j, op) in cap.operation_ids.iter().enumerate() {
+            if !ops.contains(op.as_str()) {
+                return Err(bad(
+                    format!("{at}.operationIds[{j}]"),
+                    format!("unknown operation `{op}`"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses any string (value or key) in `value` longer than [`Limit::AirTextBytes`], naming

@@ -20,7 +20,9 @@ use super::lifecycle::{Lifecycle, now};
 use super::proposal::{PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION};
 use super::verify::{Current, staleness};
 use super::views::{CASE_MD, SCHEMA_FILE, render_views};
-use crate::air::{Air, DeficiencyCode, TargetKey, deficiencies_for, detect, name_words};
+use crate::air::{
+    Air, Deficiency, DeficiencyCode, TargetKey, deficiencies_for, detect, name_words,
+};
 use crate::fsio;
 use crate::repo::digest::SourceManifest;
 use crate::skill::{EvidenceKind, Scope, SkillContract, registry};
@@ -148,40 +150,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
     }
     let plan = detect(&air);
     let found = deficiencies_for(&plan, &skill.name, &target);
-    let chosen = match &req.deficiency {
-        None => found
-            .first()
-            .copied()
-            .ok_or_else(|| CaseError::NoDeficiency {
-                skill: skill.name.clone(),
-                target: target.to_string(),
-                triggers: skill
-                    .policy
-                    .triggers
-                    .iter()
-                    .map(|c| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?,
-        Some(code) => found
-            .iter()
-            .copied()
-            .find(|d| d.code.as_str() == code)
-            .ok_or_else(|| CaseError::DeficiencyNotDetected {
-                code: code.clone(),
-                skill: skill.name.clone(),
-                target: target.to_string(),
-                detected: if found.is_empty() {
-                    "none".into()
-                } else {
-                    found
-                        .iter()
-                        .map(|d| d.code.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                },
-            })?,
-    };
+    let chosen = choose_deficiency(req.deficiency.as_deref(), &found, skill, &target)?;
     if !req.repo.is_dir() {
         return Err(CaseError::RepoNotDir {
             path: req.repo.clone(),
@@ -195,26 +164,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
             .map(|s| parse_scope(s))
             .collect::<Result<_, _>>()?
     };
-    let mut tool_limits = std::collections::BTreeMap::new();
-    for rule in &req.tool_limits {
-        let bad = |reason: String| CaseError::BadToolLimit {
-            rule: rule.clone(),
-            reason,
-        };
-        let (name, value) = rule
-            .split_once('=')
-            .ok_or_else(|| bad("expected NAME=VALUE".into()))?;
-        let value: u64 = value
-            .parse()
-            .map_err(|_| bad(format!("`{value}` is not a whole number")))?;
-        tool_limits.insert(name.to_string(), value);
-    }
-    super::tool_limits::ToolLimits::default()
-        .with_overrides(&tool_limits)
-        .map_err(|reason| CaseError::BadToolLimit {
-            rule: req.tool_limits.join(" "),
-            reason,
-        })?;
+    let tool_limits = parse_tool_limits(&req.tool_limits)?;
     let repo = fs::canonicalize(&req.repo).map_err(CaseError::io("resolve", &req.repo))?;
     let air_path = fs::canonicalize(&req.air).map_err(CaseError::io("resolve", &req.air))?;
     let snapshots = super::snapshots::declare(&repo, &scopes, &req.snapshots)?;
@@ -231,6 +181,88 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
         tool_limits,
         snapshots,
     })
+}
+
+/// The deficiency the case opens on: the one asked for (`code`), which must be among those
+/// detected for the target, or else the first detected.
+///
+/// # Errors
+///
+/// `CaseError::DeficiencyNotDetected` when `code` is not among `found`; `NoDeficiency` when
+/// no code is asked for and nothing was detected.
+fn choose_deficiency<'a>(
+    code: Option<&str>,
+    found: &[&'a Deficiency],
+    skill: &SkillContract,
+    target: &TargetKey,
+) -> Result<&'a Deficiency, CaseError> {
+    match code {
+        None => found
+            .first()
+            .copied()
+            .ok_or_else(|| CaseError::NoDeficiency {
+                skill: skill.name.clone(),
+                target: target.to_string(),
+                triggers: skill
+                    .policy
+                    .triggers
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        Some(code) => found
+            .iter()
+            .copied()
+            .find(|d| d.code.as_str() == code)
+            .ok_or_else(|| CaseError::DeficiencyNotDetected {
+                code: code.to_string(),
+                skill: skill.name.clone(),
+                target: target.to_string(),
+                detected: if found.is_empty() {
+                    "none".into()
+                } else {
+                    found
+                        .iter()
+                        .map(|d| d.code.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            }),
+    }
+}
+
+/// Parses the `NAME=VALUE` tool-limit overrides, and checks them against the investigation
+/// tools' known limits.
+///
+/// # Errors
+///
+/// `CaseError::BadToolLimit` for a rule without `=` or whose value is not a whole number,
+/// or for overrides the tools' limits refuse (naming all the rules).
+fn parse_tool_limits(
+    rules: &[String],
+) -> Result<std::collections::BTreeMap<String, u64>, CaseError> {
+    let mut tool_limits = std::collections::BTreeMap::new();
+    for rule in rules {
+        let bad = |reason: String| CaseError::BadToolLimit {
+            rule: rule.clone(),
+            reason,
+        };
+        let (name, value) = rule
+            .split_once('=')
+            .ok_or_else(|| bad("expected NAME=VALUE".into()))?;
+        let value: u64 = value
+            .parse()
+            .map_err(|_| bad(format!("`{value}` is not a whole number")))?;
+        tool_limits.insert(name.to_string(), value);
+    }
+    super::tool_limits::ToolLimits::default()
+        .with_overrides(&tool_limits)
+        .map_err(|reason| CaseError::BadToolLimit {
+            rule: rules.join(" "),
+            reason,
+        })?;
+    Ok(tool_limits)
 }
 
 /// Resolves `req` exactly as [`open`] does and writes nothing: the deficiency a case would

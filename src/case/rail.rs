@@ -302,90 +302,134 @@ where
         at: now(),
     };
 
-    if let Some(key) = idempotency_key {
-        if key.is_empty() || key.len() > 200 {
-            return Err(CaseError::BadIdempotencyKey {
+    if let Some(key) = idempotency_key
+        && let Some(saved) = saved_call(&journal, key)?
+    {
+        if saved.body_hash != body_hash {
+            let err = CaseError::IdempotencyConflict {
                 key: key.to_string(),
-            });
-        }
-        if let Some(saved) = journal
-            .entries
-            .iter()
-            .find(|e| e.idempotency_key.as_deref() == Some(key) && !e.replayed && !e.conflict)
-        {
-            if saved.body_hash != body_hash {
-                let err = CaseError::IdempotencyConflict {
-                    key: key.to_string(),
-                    rail: saved.rail.clone(),
-                };
-                // The refused call is journaled too, marked as not an original execution so
-                // it never becomes the saved outcome of the key.
-                let refused = JournalEntry {
-                    conflict: true,
-                    ..entry(
-                        Outcome::Rejected,
-                        None,
-                        Some(SavedError {
-                            kind: err.kind().to_string(),
-                            message: err.to_string(),
-                        }),
-                    )
-                };
-                commit(
-                    run_dir,
-                    &journal,
-                    &mut lock,
-                    &mut state,
-                    refused,
-                    BTreeMap::new(),
-                )?;
-                return Err(err);
-            }
-            let replay = JournalEntry {
-                replayed: true,
-                writes: BTreeMap::new(),
-                fence: fence.number,
-                at: now(),
-                ..saved.clone()
+                rail: saved.rail.clone(),
+            };
+            // The refused call is journaled too, marked as not an original execution so
+            // it never becomes the saved outcome of the key.
+            let refused = JournalEntry {
+                conflict: true,
+                ..entry(
+                    Outcome::Rejected,
+                    None,
+                    Some(SavedError {
+                        kind: err.kind().to_string(),
+                        message: err.to_string(),
+                    }),
+                )
             };
             commit(
                 run_dir,
                 &journal,
                 &mut lock,
                 &mut state,
-                replay,
+                refused,
                 BTreeMap::new(),
             )?;
-            return match (&saved.outcome, &saved.result, &saved.error) {
-                (Outcome::Ok, Some(result), _) => {
-                    serde_json::from_value(result.clone()).map_err(|e| CaseError::Corrupt {
-                        file: run_dir.join(JOURNAL),
-                        field: "result".into(),
-                        reason: e.to_string(),
-                    })
-                }
-                (_, _, Some(err)) => Err(CaseError::Replayed {
-                    kind: err.kind.clone(),
-                    message: err.message.clone(),
-                }),
-                _ => Err(CaseError::Corrupt {
-                    file: run_dir.join(JOURNAL),
-                    field: "outcome".into(),
-                    reason: "saved entry has neither result nor error".into(),
-                }),
-            };
+            return Err(err);
         }
+        let replay = JournalEntry {
+            replayed: true,
+            writes: BTreeMap::new(),
+            fence: fence.number,
+            at: now(),
+            ..saved.clone()
+        };
+        commit(
+            run_dir,
+            &journal,
+            &mut lock,
+            &mut state,
+            replay,
+            BTreeMap::new(),
+        )?;
+        return saved_outcome(run_dir, saved);
     }
 
+    let (outcome, staged) = run_staged(run_dir, &fence, body);
+    let (kind, result, error) = recorded(&outcome);
+    let done = entry(kind, result, error);
+    commit(run_dir, &journal, &mut lock, &mut state, done, staged)?;
+    outcome
+}
+
+/// The original call the journal saved under idempotency key `key` (never a replay or a
+/// refused conflict), or `None` when the key is new.
+///
+/// # Errors
+///
+/// `CaseError::BadIdempotencyKey` for a key that is empty or over 200 characters.
+fn saved_call<'j>(journal: &'j Journal, key: &str) -> Result<Option<&'j JournalEntry>, CaseError> {
+    if key.is_empty() || key.len() > 200 {
+        return Err(CaseError::BadIdempotencyKey {
+            key: key.to_string(),
+        });
+    }
+    Ok(journal
+        .entries
+        .iter()
+        .find(|e| e.idempotency_key.as_deref() == Some(key) && !e.replayed && !e.conflict))
+}
+
+/// What a replayed call answers: the saved call's result, or its saved refusal as
+/// `CaseError::Replayed`; `Corrupt` when the saved line holds neither or its result does
+/// not parse as `T`.
+fn saved_outcome<T: serde::de::DeserializeOwned>(
+    run_dir: &Path,
+    saved: &JournalEntry,
+) -> Result<T, CaseError> {
+    match (&saved.outcome, &saved.result, &saved.error) {
+        (Outcome::Ok, Some(result), _) => {
+            serde_json::from_value(result.clone()).map_err(|e| CaseError::Corrupt {
+                file: run_dir.join(JOURNAL),
+                field: "result".into(),
+                reason: e.to_string(),
+            })
+        }
+        (_, _, Some(err)) => Err(CaseError::Replayed {
+            kind: err.kind.clone(),
+            message: err.message.clone(),
+        }),
+        _ => Err(CaseError::Corrupt {
+            file: run_dir.join(JOURNAL),
+            field: "outcome".into(),
+            reason: "saved entry has neither result nor error".into(),
+        }),
+    }
+}
+
+/// Runs `body` with its writes staged, and returns its outcome with the files it staged;
+/// a refused body's staged files are discarded (it changes nothing but the journal).
+fn run_staged<T>(
+    run_dir: &Path,
+    fence: &Fence,
+    body: impl FnOnce(&Fence) -> Result<T, CaseError>,
+) -> (
+    Result<T, CaseError>,
+    BTreeMap<String, (std::path::PathBuf, String)>,
+) {
     super::commit::begin(run_dir, fence.number);
-    let outcome = body(&fence);
+    let outcome = body(fence);
     let mut staged = super::commit::end();
     if outcome.is_err() {
         // A refused call changes nothing but the journal.
         super::commit::discard(&staged);
         staged.clear();
     }
-    let done = entry(
+    (outcome, staged)
+}
+
+/// What the journal line records of a body's outcome: ok or rejected, the result as
+/// JSON, and the refusal's kind and message.
+fn recorded<T: Serialize>(
+    outcome: &Result<T, CaseError>,
+) -> (Outcome, Option<Value>, Option<SavedError>) {
+    (
         if outcome.is_ok() {
             Outcome::Ok
         } else {
@@ -399,9 +443,7 @@ where
             kind: e.kind().to_string(),
             message: e.to_string(),
         }),
-    );
-    commit(run_dir, &journal, &mut lock, &mut state, done, staged)?;
-    outcome
+    )
 }
 
 /// Commits one journal line: a lifecycle.json the body staged records the chain head the

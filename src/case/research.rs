@@ -16,6 +16,7 @@ use super::claim::RawClaim;
 use super::doc::CaseDoc;
 use super::evidence::{EvidenceArtifact, EvidenceDoc};
 use super::proposal::{DocError, DocErrorKind, is_claim_id};
+use crate::skill::SkillPolicy;
 
 pub const CLAIMS_FORMAT: &str = "anvil-claims";
 pub const CLAIMS_FORMAT_VERSION: u32 = 1;
@@ -338,30 +339,7 @@ pub fn stage_one(
             attestation,
         });
     }
-    let mut values: Vec<ValueSupport> = Vec::new();
-    for predicate in contract.output_predicates() {
-        let mut by_value: Vec<(Value, Vec<&RawClaim>)> = Vec::new();
-        for claim in accepted.iter().filter(|c| c.predicate == predicate) {
-            match by_value.iter_mut().find(|(v, _)| v == &claim.value) {
-                Some((_, list)) => list.push(claim),
-                None => by_value.push((claim.value.clone(), vec![claim])),
-            }
-        }
-        for (value, list) in by_value {
-            let arts = cited(&list, evidence);
-            let strength = aggregate_strength(arts.iter().copied());
-            let verified_strength =
-                aggregate_strength(arts.iter().copied().filter(|a| a.is_verified()));
-            values.push(ValueSupport {
-                predicate: predicate.to_string(),
-                value,
-                claim_ids: list.iter().map(|c| c.id.clone()).collect(),
-                strength,
-                verified_strength,
-                meets_minimum: strength >= contract.minimum_strength,
-            });
-        }
-    }
+    let values = value_support(contract, &accepted, evidence);
     let conflicts = contract
         .output_predicates()
         .into_iter()
@@ -391,4 +369,40 @@ pub fn stage_one(
         attested_conflicts: attester.conflicts(evidence, &claimed),
         at: at.to_string(),
     }
+}
+
+/// The support for each distinct value the accepted claims give an output predicate, in
+/// the contract's predicate order and then the order the values were first claimed: the
+/// claims, their cited artifacts' strength and verified strength, and whether that meets
+/// the contract's minimum.
+fn value_support(
+    contract: &SkillPolicy,
+    accepted: &[&RawClaim],
+    evidence: &EvidenceDoc,
+) -> Vec<ValueSupport> {
+    let mut values: Vec<ValueSupport> = Vec::new();
+    for predicate in contract.output_predicates() {
+        let mut by_value: Vec<(Value, Vec<&RawClaim>)> = Vec::new();
+        for claim in accepted.iter().filter(|c| c.predicate == predicate) {
+            match by_value.iter_mut().find(|(v, _)| v == &claim.value) {
+                Some((_, list)) => list.push(claim),
+                None => by_value.push((claim.value.clone(), vec![claim])),
+            }
+        }
+        for (value, list) in by_value {
+            let arts = cited(&list, evidence);
+            let strength = aggregate_strength(arts.iter().copied());
+            let verified_strength =
+                aggregate_strength(arts.iter().copied().filter(|a| a.is_verified()));
+            values.push(ValueSupport {
+                predicate: predicate.to_string(),
+                value,
+                claim_ids: list.iter().map(|c| c.id.clone()).collect(),
+                strength,
+                verified_strength,
+                meets_minimum: strength >= contract.minimum_strength,
+            });
+        }
+    }
+    values
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::claim::RawClaim;
 use super::doc::CaseDoc;
 use super::proposal::{CLAIM_ID_PATTERN, PROPOSAL_FORMAT, PROPOSAL_FORMAT_VERSION, RawProposal};
-use crate::skill::ValueConstraint;
+use crate::skill::{SkillPolicy, ValueConstraint};
 
 /// The per-case proposal schema.
 ///
@@ -51,25 +51,8 @@ pub fn proposal_schema(case: &CaseDoc) -> Value {
         .as_object_mut()
         .and_then(|d| d.remove("RawPatch"))
         .unwrap_or_else(|| json!({"type": "object"}));
-    let mut set_props = Map::new();
-    let mut grounding_props = Map::new();
     let writable: Vec<&str> = contract.writable_fields();
-    for field in &writable {
-        let schema = match contract.value_constraints.get(*field) {
-            Some(ValueConstraint::Text) => json!({"type": "string", "pattern": "\\S"}),
-            Some(ValueConstraint::Boolean) => json!({"type": "boolean"}),
-            Some(ValueConstraint::Vocabulary { values }) => {
-                json!({"type": "string", "enum": values})
-            }
-            None => json!(false),
-        };
-        set_props.insert((*field).to_string(), schema);
-        grounding_props.insert(
-            (*field).to_string(),
-            json!({"type": "array", "minItems": 1, "uniqueItems": true,
-                   "items": {"type": "string", "pattern": CLAIM_ID_PATTERN}}),
-        );
-    }
+    let (set_props, grounding_props) = field_schemas(contract, &writable);
     let patch_props = object_at(&mut patch, "properties");
     patch_props.insert("target".into(), json!({"const": target}));
     patch_props.insert(
@@ -84,25 +67,7 @@ pub fn proposal_schema(case: &CaseDoc) -> Value {
                "additionalProperties": false}),
     );
 
-    // The claim shape, with the predicate vocabulary, for agents writing claims.
-    let mut claim = schemars::schema_for!(RawClaim).to_value();
-    if let Some(o) = claim.as_object_mut() {
-        o.remove("$schema");
-        o.remove("title");
-    }
-    let claim_props = object_at(&mut claim, "properties");
-    claim_props.insert(
-        "predicate".into(),
-        json!({"enum": contract.all_predicates()}),
-    );
-    claim_props.insert(
-        "id".into(),
-        json!({"type": "string", "pattern": CLAIM_ID_PATTERN}),
-    );
-    claim_props.insert(
-        "confidence".into(),
-        json!({"type": "number", "minimum": 0, "maximum": 1}),
-    );
+    let claim = claim_schema(contract);
     let defs_obj = defs.as_object_mut().expect("$defs is an object");
     defs_obj.insert("claim".into(), claim);
 
@@ -124,6 +89,58 @@ pub fn proposal_schema(case: &CaseDoc) -> Value {
         o.insert("$defs".into(), defs);
     }
     root
+}
+
+/// Per writable field, the schema of its value in `patch.set` (from the field's value
+/// constraint; `false`, admitting nothing, when it has none) and of its claim ids in
+/// `grounding`, in that order.
+fn field_schemas(
+    contract: &SkillPolicy,
+    writable: &[&str],
+) -> (Map<String, Value>, Map<String, Value>) {
+    let mut set_props = Map::new();
+    let mut grounding_props = Map::new();
+    for field in writable {
+        let schema = match contract.value_constraints.get(*field) {
+            Some(ValueConstraint::Text) => json!({"type": "string", "pattern": "\\S"}),
+            Some(ValueConstraint::Boolean) => json!({"type": "boolean"}),
+            Some(ValueConstraint::Vocabulary { values }) => {
+                json!({"type": "string", "enum": values})
+            }
+            None => json!(false),
+        };
+        set_props.insert((*field).to_string(), schema);
+        grounding_props.insert(
+            (*field).to_string(),
+            json!({"type": "array", "minItems": 1, "uniqueItems": true,
+                   "items": {"type": "string", "pattern": CLAIM_ID_PATTERN}}),
+        );
+    }
+    (set_props, grounding_props)
+}
+
+/// The claim shape, with the predicate vocabulary, for agents writing claims (the
+/// schema's `$defs.claim`).
+fn claim_schema(contract: &SkillPolicy) -> Value {
+    let mut claim = schemars::schema_for!(RawClaim).to_value();
+    if let Some(o) = claim.as_object_mut() {
+        o.remove("$schema");
+        o.remove("title");
+    }
+    let claim_props = object_at(&mut claim, "properties");
+    claim_props.insert(
+        "predicate".into(),
+        json!({"enum": contract.all_predicates()}),
+    );
+    claim_props.insert(
+        "id".into(),
+        json!({"type": "string", "pattern": CLAIM_ID_PATTERN}),
+    );
+    claim_props.insert(
+        "confidence".into(),
+        json!({"type": "number", "minimum": 0, "maximum": 1}),
+    );
+    claim
 }
 
 fn object_at<'a>(value: &'a mut Value, key: &str) -> &'a mut Map<String, Value> {

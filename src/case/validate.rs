@@ -138,81 +138,10 @@ fn check(id: &str, inp: &Inputs) -> (bool, String) {
                 Ok(format!("`{field}` is not structural"))
             }
         }),
-        "claims_from_admissible_sources" => all_fields(inp, |field, _| {
-            let ids = inp
-                .proposal
-                .grounding
-                .get(field)
-                .cloned()
-                .unwrap_or_default();
-            for cid in &ids {
-                if !inp.claims.claims.iter().any(|c| &c.id == cid) {
-                    return Err(format!("grounding claim `{cid}` does not exist"));
-                }
-                if !inp.research.accepted(cid) {
-                    return Err(format!("grounding claim `{cid}` was rejected at stage 1"));
-                }
-            }
-            Ok(format!(
-                "{} grounding claim(s) for `{field}` accepted",
-                ids.len()
-            ))
-        }),
-        "evidence_supports_value" => all_fields(inp, |field, value| {
-            let predicate = contract.predicate_for_field(field).unwrap_or_default();
-            let claims = inp.accepted_grounding(field);
-            if let Some(c) = claims
-                .iter()
-                .find(|c| c.predicate == predicate && &c.value != value)
-            {
-                return Err(format!(
-                    "grounding claim `{}` asserts {} for `{predicate}`, not {value}",
-                    c.id, c.value
-                ));
-            }
-            match claims
-                .iter()
-                .find(|c| c.predicate == predicate && &c.value == value)
-            {
-                Some(c) => Ok(format!("claim `{}` asserts {predicate} = {value}", c.id)),
-                None => Err(format!(
-                    "no accepted grounding claim asserts {predicate} = {value}"
-                )),
-            }
-        }),
-        "evidence_meets_minimum_strength" => all_fields(inp, |field, _| {
-            let s = aggregate_strength(cited(&inp.accepted_grounding(field), inp.evidence));
-            if s >= contract.minimum_strength {
-                Ok(format!(
-                    "`{field}` strength {s} ≥ {}",
-                    contract.minimum_strength
-                ))
-            } else {
-                Err(format!(
-                    "`{field}` strength {s} < {}",
-                    contract.minimum_strength
-                ))
-            }
-        }),
-        "evidence_meets_verification" => all_fields(inp, |field, _| {
-            let arts = cited(&inp.accepted_grounding(field), inp.evidence);
-            match contract.verification_for(field) {
-                Verification::AllowUnverified => {
-                    Ok(format!("`{field}` admits unverified grounding"))
-                }
-                Verification::Verified => {
-                    let s = aggregate_strength(arts.into_iter().filter(|a| a.is_verified()));
-                    if s >= contract.minimum_strength {
-                        Ok(format!("`{field}` verified strength {s}"))
-                    } else {
-                        Err(format!(
-                            "`{field}` requires verified grounding: verified strength {s} < {}",
-                            contract.minimum_strength
-                        ))
-                    }
-                }
-            }
-        }),
+        "claims_from_admissible_sources" => claims_from_admissible_sources(inp),
+        "evidence_supports_value" => evidence_supports_value(inp),
+        "evidence_meets_minimum_strength" => evidence_meets_minimum_strength(inp),
+        "evidence_meets_verification" => evidence_meets_verification(inp),
         "no_unresolved_conflict" => all_fields(inp, |field, _| {
             let predicate = contract.predicate_for_field(field).unwrap_or_default();
             match inp.research.conflict_on(predicate) {
@@ -253,6 +182,100 @@ fn check(id: &str, inp: &Inputs) -> (bool, String) {
             format!("unknown check `{other}` in the skill contract"),
         ),
     }
+}
+
+/// Every grounding claim cited for a patched field exists and was accepted at stage 1.
+fn claims_from_admissible_sources(inp: &Inputs) -> (bool, String) {
+    all_fields(inp, |field, _| {
+        let ids = inp
+            .proposal
+            .grounding
+            .get(field)
+            .cloned()
+            .unwrap_or_default();
+        for cid in &ids {
+            if !inp.claims.claims.iter().any(|c| &c.id == cid) {
+                return Err(format!("grounding claim `{cid}` does not exist"));
+            }
+            if !inp.research.accepted(cid) {
+                return Err(format!("grounding claim `{cid}` was rejected at stage 1"));
+            }
+        }
+        Ok(format!(
+            "{} grounding claim(s) for `{field}` accepted",
+            ids.len()
+        ))
+    })
+}
+
+/// For each patched field, no accepted grounding claim on its predicate asserts another
+/// value, and one asserts the proposed value.
+fn evidence_supports_value(inp: &Inputs) -> (bool, String) {
+    let contract = &inp.case.policy.contract;
+    all_fields(inp, |field, value| {
+        let predicate = contract.predicate_for_field(field).unwrap_or_default();
+        let claims = inp.accepted_grounding(field);
+        if let Some(c) = claims
+            .iter()
+            .find(|c| c.predicate == predicate && &c.value != value)
+        {
+            return Err(format!(
+                "grounding claim `{}` asserts {} for `{predicate}`, not {value}",
+                c.id, c.value
+            ));
+        }
+        match claims
+            .iter()
+            .find(|c| c.predicate == predicate && &c.value == value)
+        {
+            Some(c) => Ok(format!("claim `{}` asserts {predicate} = {value}", c.id)),
+            None => Err(format!(
+                "no accepted grounding claim asserts {predicate} = {value}"
+            )),
+        }
+    })
+}
+
+/// Each patched field's accepted grounding reaches the contract's minimum strength.
+fn evidence_meets_minimum_strength(inp: &Inputs) -> (bool, String) {
+    let contract = &inp.case.policy.contract;
+    all_fields(inp, |field, _| {
+        let s = aggregate_strength(cited(&inp.accepted_grounding(field), inp.evidence));
+        if s >= contract.minimum_strength {
+            Ok(format!(
+                "`{field}` strength {s} ≥ {}",
+                contract.minimum_strength
+            ))
+        } else {
+            Err(format!(
+                "`{field}` strength {s} < {}",
+                contract.minimum_strength
+            ))
+        }
+    })
+}
+
+/// Each patched field's grounding meets the verification the contract asks of it: any
+/// grounding when unverified is allowed, else verified artifacts of the minimum strength.
+fn evidence_meets_verification(inp: &Inputs) -> (bool, String) {
+    let contract = &inp.case.policy.contract;
+    all_fields(inp, |field, _| {
+        let arts = cited(&inp.accepted_grounding(field), inp.evidence);
+        match contract.verification_for(field) {
+            Verification::AllowUnverified => Ok(format!("`{field}` admits unverified grounding")),
+            Verification::Verified => {
+                let s = aggregate_strength(arts.into_iter().filter(|a| a.is_verified()));
+                if s >= contract.minimum_strength {
+                    Ok(format!("`{field}` verified strength {s}"))
+                } else {
+                    Err(format!(
+                        "`{field}` requires verified grounding: verified strength {s} < {}",
+                        contract.minimum_strength
+                    ))
+                }
+            }
+        }
+    })
 }
 
 /// The words a description must go beyond: the target's name and its type (or route).

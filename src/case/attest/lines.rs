@@ -159,53 +159,16 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
 
     let aliases = find_aliases(texts.len(), &prose, source, spelling);
     let go = path.ends_with(".go");
-    let signatures: Vec<Vec<String>> = (0..texts.len())
-        .filter(|&i| !prose[i])
-        .filter_map(|i| signature(texts[i], go))
-        .collect();
-    let masked: Vec<String> = (0..texts.len())
-        .map(|i| {
-            let mut m = mask(source(i), spelling, &aliases);
-            if !prose[i] && !signatures.is_empty() {
-                for named in named_calls(&m.clone(), &signatures) {
-                    m.push_str("  ⟦");
-                    m.push_str(&named);
-                    m.push('⟧');
-                }
-            }
-            m
-        })
-        .collect();
+    let masked = masked_lines(&texts, &prose, source, spelling, &aliases, go);
     let names = |i: usize| masked[i].contains(MASK);
 
     let blank = |i: usize| texts[i].trim().is_empty();
     let blocks = prose_blocks(&texts, &prose, doc);
 
-    // The code line a prose block documents: the next line (a declaration under its doc
-    // comment, skipping annotations), or for a Python docstring the `def`/`class` above it.
-    let documented = |(s, e): (usize, usize)| -> Option<usize> {
-        if doc {
-            return None;
-        }
-        let docstring = python && {
-            let t = texts[s].trim_start();
-            t.starts_with("\"\"\"") || t.starts_with("'''")
-        };
-        if docstring {
-            return (s > 0 && !prose[s - 1] && texts[s - 1].trim_end().ends_with(':'))
-                .then(|| s - 1);
-        }
-        let mut j = e + 1;
-        while j < texts.len() && !blank(j) && is_annotation(texts[j].trim_start()) {
-            j += 1;
-        }
-        (j < texts.len() && !blank(j) && !prose[j]).then_some(j)
-    };
-
     let mut in_scope: Vec<bool> = (0..texts.len()).map(|i| !prose[i] && names(i)).collect();
     let mut anchored = vec![false; texts.len()];
     for &(s, e) in &blocks {
-        let target = documented((s, e));
+        let target = documented(&texts, &prose, doc, python, (s, e));
         let about = target.is_some_and(&names);
         let mentions = (s..=e).any(names);
         for i in s..=e {
@@ -245,6 +208,64 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
             context: context(&texts, &prose, i, doc),
         })
         .collect()
+}
+
+/// Each line as rules see it ([`Line::masked`]): `source(i)` with the target and `aliases`
+/// masked; a code line's calls that concern the target follow it as `⟦callee(param=arg,
+/// …)⟧` when the excerpt declares signatures (`go` reads them as Go declarations).
+fn masked_lines<'t>(
+    texts: &[&str],
+    prose: &[bool],
+    source: impl Fn(usize) -> &'t str,
+    spelling: &Spelling,
+    aliases: &[String],
+    go: bool,
+) -> Vec<String> {
+    let signatures: Vec<Vec<String>> = (0..texts.len())
+        .filter(|&i| !prose[i])
+        .filter_map(|i| signature(texts[i], go))
+        .collect();
+    (0..texts.len())
+        .map(|i| {
+            let mut m = mask(source(i), spelling, aliases);
+            if !prose[i] && !signatures.is_empty() {
+                for named in named_calls(&m.clone(), &signatures) {
+                    m.push_str("  ⟦");
+                    m.push_str(&named);
+                    m.push('⟧');
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+/// The code line the prose block `(s, e)` documents: the next line (a declaration under its
+/// doc comment, skipping annotations), or for a Python docstring the `def`/`class` above
+/// it. `None` in a document, or when no code line is there.
+fn documented(
+    texts: &[&str],
+    prose: &[bool],
+    doc: bool,
+    python: bool,
+    (s, e): (usize, usize),
+) -> Option<usize> {
+    if doc {
+        return None;
+    }
+    let blank = |i: usize| texts[i].trim().is_empty();
+    let docstring = python && {
+        let t = texts[s].trim_start();
+        t.starts_with("\"\"\"") || t.starts_with("'''")
+    };
+    if docstring {
+        return (s > 0 && !prose[s - 1] && texts[s - 1].trim_end().ends_with(':')).then(|| s - 1);
+    }
+    let mut j = e + 1;
+    while j < texts.len() && !blank(j) && is_annotation(texts[j].trim_start()) {
+        j += 1;
+    }
+    (j < texts.len() && !blank(j) && !prose[j]).then_some(j)
 }
 
 /// Names the quantity flows into on the code lines (`source(i)` is line `i` as read),

@@ -307,16 +307,13 @@ impl Attester {
         }
     }
 
-    fn words(
+    /// Every cited line that carries one of the `content` words, with the words it carries,
+    /// in the order of `cited` and then of the lines.
+    fn lines_carrying<'e>(
         &self,
-        share: f64,
-        ignore: &[String],
-        value: &Value,
-        cited: &[&EvidenceArtifact],
-    ) -> ClaimAttestation {
-        let text = value.as_str().unwrap_or_default();
-        let content = words::content_words(text, ignore, &self.known);
-        // Every cited line that carries one of the content words, with the words it carries.
+        cited: &[&'e EvidenceArtifact],
+        content: &[String],
+    ) -> Vec<(&'e EvidenceArtifact, AttestedLine)> {
         let mut carrying: Vec<(&EvidenceArtifact, AttestedLine)> = Vec::new();
         for a in cited {
             for line in lines::read(a, &self.spelling) {
@@ -333,6 +330,19 @@ impl Attester {
                 }
             }
         }
+        carrying
+    }
+
+    fn words(
+        &self,
+        share: f64,
+        ignore: &[String],
+        value: &Value,
+        cited: &[&EvidenceArtifact],
+    ) -> ClaimAttestation {
+        let text = value.as_str().unwrap_or_default();
+        let content = words::content_words(text, ignore, &self.known);
+        let carrying = self.lines_carrying(cited, &content);
         let needed = (share * content.len() as f64).ceil().max(1.0) as usize;
         // The strongest tier of lines that alone carries the share: words found only in
         // comments count at comment strength.
