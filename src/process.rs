@@ -501,56 +501,11 @@ pub async fn run(
         spawn_reader(child.stderr.take(), Stream::Stderr, tx),
     ];
     let mut exited = tokio::task::spawn_blocking(move || wait_exited(pid));
-    let deadline = tokio::time::sleep(spec.timeout);
-    tokio::pin!(deadline);
-    let mut drain_until = tokio::time::Instant::now();
-
-    let mut lines = Vec::new();
-    let mut forced: Option<Outcome> = None;
-    let mut child_exited = false;
-    let mut streams_open = true;
-    let streamed: Result<(), RunnerError> = loop {
-        if child_exited && !streams_open {
-            break Ok(());
-        }
-        tokio::select! {
-            read = rx.recv(), if streams_open => match read {
-                None => streams_open = false,
-                Some(Err(source)) => break Err(RunnerError::Output {
-                    program: spec.program.clone(),
-                    source,
-                }),
-                Some(Ok((stream, text))) => {
-                    let line = LogLine { stream, at: now(), text };
-                    if let Some(log) = &spec.log_path
-                        && let Err(e) = append(log, &line)
-                    {
-                        break Err(e);
-                    }
-                    on_line(&line);
-                    lines.push(line);
-                }
-            },
-            _ = &mut exited, if !child_exited => {
-                // Whatever waitid said, the leader is gone or going: kill what it left behind
-                // while its group id is still ours, then give the pipes a bounded drain.
-                child_exited = true;
-                group.kill();
-                drain_until = tokio::time::Instant::now() + DRAIN_GRACE;
-            },
-            () = &mut deadline, if forced.is_none() && !child_exited => {
-                group.kill();
-                forced = Some(Outcome::TimedOut);
-            },
-            () = cancel.cancelled(), if forced.is_none() && !child_exited => {
-                group.kill();
-                forced = Some(Outcome::Cancelled);
-            },
-            () = tokio::time::sleep_until(drain_until), if child_exited && streams_open => {
-                streams_open = false;
-            },
-        }
-    };
+    let Streamed {
+        lines,
+        forced,
+        result: streamed,
+    } = stream_output(spec, cancel, &mut on_line, &mut rx, &mut exited, &group).await;
     for reader in readers {
         reader.abort();
     }
@@ -582,6 +537,84 @@ pub async fn run(
         outcome,
         lines,
     })
+}
+
+/// What streaming a child's output came to.
+struct Streamed {
+    /// Every line read, in the order it arrived.
+    lines: Vec<LogLine>,
+    /// The outcome forced on the child: the timeout or a cancellation.
+    forced: Option<Outcome>,
+    /// The first failure to read the output or to append a line to the log.
+    result: Result<(), RunnerError>,
+}
+
+/// Streams the child's lines to `on_line` and the log until the leader has exited and the
+/// pipes are drained (or the drain grace is over), killing the group on the timeout, on
+/// `cancel` and when the leader exits; stops at the first read or log failure.
+async fn stream_output(
+    spec: &ProcessSpec,
+    cancel: &CancelHandle,
+    on_line: &mut (impl FnMut(&LogLine) + Send),
+    rx: &mut mpsc::Receiver<Read>,
+    exited: &mut JoinHandle<io::Result<()>>,
+    group: &Group,
+) -> Streamed {
+    let deadline = tokio::time::sleep(spec.timeout);
+    tokio::pin!(deadline);
+    let mut drain_until = tokio::time::Instant::now();
+
+    let mut lines = Vec::new();
+    let mut forced: Option<Outcome> = None;
+    let mut child_exited = false;
+    let mut streams_open = true;
+    let result: Result<(), RunnerError> = loop {
+        if child_exited && !streams_open {
+            break Ok(());
+        }
+        tokio::select! {
+            read = rx.recv(), if streams_open => match read {
+                None => streams_open = false,
+                Some(Err(source)) => break Err(RunnerError::Output {
+                    program: spec.program.clone(),
+                    source,
+                }),
+                Some(Ok((stream, text))) => {
+                    let line = LogLine { stream, at: now(), text };
+                    if let Some(log) = &spec.log_path
+                        && let Err(e) = append(log, &line)
+                    {
+                        break Err(e);
+                    }
+                    on_line(&line);
+                    lines.push(line);
+                }
+            },
+            _ = &mut *exited, if !child_exited => {
+                // Whatever waitid said, the leader is gone or going: kill what it left behind
+                // while its group id is still ours, then give the pipes a bounded drain.
+                child_exited = true;
+                group.kill();
+                drain_until = tokio::time::Instant::now() + DRAIN_GRACE;
+            },
+            () = &mut deadline, if forced.is_none() && !child_exited => {
+                group.kill();
+                forced = Some(Outcome::TimedOut);
+            },
+            () = cancel.cancelled(), if forced.is_none() && !child_exited => {
+                group.kill();
+                forced = Some(Outcome::Cancelled);
+            },
+            () = tokio::time::sleep_until(drain_until), if child_exited && streams_open => {
+                streams_open = false;
+            },
+        }
+    };
+    Streamed {
+        lines,
+        forced,
+        result,
+    }
 }
 
 /// Blocking convenience wrapper: builds a current-thread runtime and drives [`run`] on it.

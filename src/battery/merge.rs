@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::results::{
-    RESULTS_JSON, ResultsDoc, TRIALS_DIR, TrialRecord, read_results, trial_file_name,
+    Manifest, NotRun, RESULTS_JSON, ResultsDoc, TRIALS_DIR, TrialRecord, read_results,
+    trial_file_name,
 };
 use super::runner::{BatteryError, assemble};
 
@@ -37,6 +38,40 @@ pub fn merge(
         .map(|p| read_results(p).map(|d| (p.clone(), d)))
         .collect::<Result<_, _>>()
         .map_err(|e| BatteryError::Input(e.to_string()))?;
+    let warnings = manifest_differences(&docs, force)?;
+    let union = union_of_shards(&docs)?;
+    if out.exists() && std::fs::read_dir(out).map_or(true, |mut d| d.next().is_some()) {
+        return Err(BatteryError::Input(format!(
+            "`{}` is not empty: name a new --out directory",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out.join(TRIALS_DIR))
+        .map_err(|e| BatteryError::Input(format!("`{}`: {e}", out.display())))?;
+    let manifest = merged_manifest(&docs);
+    for t in &union.trials {
+        crate::fsio::write_json_atomic(&out.join(TRIALS_DIR).join(trial_file_name(&t.id)), t)
+            .map_err(|e| BatteryError::Fatal(e.to_string()))?;
+    }
+    let complete = docs.iter().all(|(_, d)| d.complete);
+    let doc = assemble(
+        manifest,
+        union.trials,
+        union.not_run,
+        union.seal_after,
+        complete,
+    );
+    crate::fsio::write_json_atomic(&out.join(RESULTS_JSON), &doc)
+        .map_err(|e| BatteryError::Fatal(e.to_string()))?;
+    Ok((doc, warnings))
+}
+
+/// Each manifest field in which a later shard differs from the first, as a warning;
+/// unless `force`, the first difference is refused instead.
+fn manifest_differences(
+    docs: &[(PathBuf, ResultsDoc)],
+    force: bool,
+) -> Result<Vec<String>, BatteryError> {
     let (first_path, first) = &docs[0];
     let mut warnings = Vec::new();
     for (path, doc) in &docs[1..] {
@@ -54,10 +89,25 @@ pub fn merge(
             warnings.push(msg);
         }
     }
+    Ok(warnings)
+}
+
+/// What the shards hold together.
+struct Union {
+    /// Each trial once, in id order.
+    trials: Vec<TrialRecord>,
+    not_run: Vec<NotRun>,
+    seal_after: String,
+}
+
+/// The union of the shards' trials, not-run entries and label seal; refuses a trial that
+/// two shards hold with different outcomes.
+fn union_of_shards(docs: &[(PathBuf, ResultsDoc)]) -> Result<Union, BatteryError> {
+    let first = &docs[0].1;
     let mut by_id: BTreeMap<String, (PathBuf, TrialRecord)> = BTreeMap::new();
     let mut not_run = Vec::new();
     let mut seal_after = first.label_seal_after.clone();
-    for (path, doc) in &docs {
+    for (path, doc) in docs {
         if doc.label_seal_after != first.label_seal_after {
             seal_after = format!(
                 "differs between shards: {} and {}",
@@ -80,15 +130,17 @@ pub fn merge(
             by_id.insert(t.id.clone(), (path.clone(), t.clone()));
         }
     }
-    if out.exists() && std::fs::read_dir(out).map_or(true, |mut d| d.next().is_some()) {
-        return Err(BatteryError::Input(format!(
-            "`{}` is not empty: name a new --out directory",
-            out.display()
-        )));
-    }
-    std::fs::create_dir_all(out.join(TRIALS_DIR))
-        .map_err(|e| BatteryError::Input(format!("`{}`: {e}", out.display())))?;
-    let mut manifest = first.manifest.clone();
+    Ok(Union {
+        trials: by_id.into_values().map(|(_, t)| t).collect(),
+        not_run,
+        seal_after,
+    })
+}
+
+/// The first shard's manifest, unpartitioned, spanning from the earliest shard's start to
+/// the latest shard's end.
+fn merged_manifest(docs: &[(PathBuf, ResultsDoc)]) -> Manifest {
+    let mut manifest = docs[0].1.manifest.clone();
     manifest.partition = None;
     manifest.started_at = docs
         .iter()
@@ -99,16 +151,7 @@ pub fn merge(
         .iter()
         .filter_map(|(_, d)| d.manifest.ended_at.clone())
         .max();
-    let trials: Vec<TrialRecord> = by_id.into_values().map(|(_, t)| t).collect();
-    for t in &trials {
-        crate::fsio::write_json_atomic(&out.join(TRIALS_DIR).join(trial_file_name(&t.id)), t)
-            .map_err(|e| BatteryError::Fatal(e.to_string()))?;
-    }
-    let complete = docs.iter().all(|(_, d)| d.complete);
-    let doc = assemble(manifest, trials, not_run, seal_after, complete);
-    crate::fsio::write_json_atomic(&out.join(RESULTS_JSON), &doc)
-        .map_err(|e| BatteryError::Fatal(e.to_string()))?;
-    Ok((doc, warnings))
+    manifest
 }
 
 /// The same trial in two places: equal in everything but timing and where its run lives.

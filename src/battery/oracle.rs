@@ -9,11 +9,11 @@
 
 use serde_json::{Value, json};
 
-use super::corpus::{LabelDoc, ValueRule};
+use super::corpus::{Expect, LabelDoc, ValueRule};
 use crate::case::CaseError;
 use crate::case::finalize::Status;
 use crate::driver::scripted::Agent;
-use crate::skill::ValueConstraint;
+use crate::skill::{OutputSpec, SkillPolicy, ValueConstraint};
 
 /// What the oracle did.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,6 +79,7 @@ pub fn run(run: &crate::case::RunHandle, label: &LabelDoc) -> Result<OracleRun, 
     }
 }
 
+/// Adds the label's evidence regions, then ends the run the way the label's status asks.
 fn play(
     agent: &Agent,
     case: &crate::case::CaseDoc,
@@ -104,82 +105,126 @@ fn play(
     let contract = &case.policy.contract;
     let output = contract.outputs.first().cloned();
     match expect.status {
-        Status::ProposalGenerated => {
-            let Some(output) = output else {
-                return decline_after(agent, actions + 1, "the skill has no output".into());
-            };
-            let Some(rule) = expect.values.get(&output.field).and_then(|e| e.rule().ok()) else {
-                return decline_after(
-                    agent,
-                    actions + 1,
-                    format!("the label gives no value for `{}`", output.field),
-                );
-            };
-            let value = wanted(rule);
-            actions += 1;
-            let claim = agent.add_claim(&output.predicate, value.clone(), &refs, 1.0)?;
-            actions += 1;
-            agent.freeze_research()?;
-            actions += 2;
-            agent.propose(value, &[&claim], "the cited regions state this value")?;
-            let validation = agent.validate();
-            if let Err(e) = &validation {
-                return decline_after(agent, actions + 1, format!("validate: {e}"));
-            }
-            actions += 1;
-            agent.finalize(None, None)?;
-        }
-        Status::Supported => {
-            let Some(output) = output else {
-                return decline_after(agent, actions + 1, "the skill has no output".into());
-            };
-            let current = case
-                .target
-                .current
-                .get(&output.field)
-                .cloned()
-                .unwrap_or(Value::Null);
-            if current.is_null() {
-                return decline_after(
-                    agent,
-                    actions + 1,
-                    format!("`{}` has no current value to support", output.field),
-                );
-            }
-            actions += 3;
-            agent.add_claim(&output.predicate, current, &refs, 1.0)?;
-            agent.freeze_research()?;
-            agent.finalize(
-                Some(Status::Supported),
-                Some("the cited regions state the current value"),
-            )?;
-        }
-        Status::Conflicted => {
-            let Some(output) = output else {
-                return decline_after(agent, actions + 1, "the skill has no output".into());
-            };
-            if artifacts.len() < 2 {
-                return decline_after(
-                    agent,
-                    actions + 1,
-                    "a conflict needs two labelled regions".into(),
-                );
-            }
-            let (a, b) = two_values(contract.value_constraints.get(&output.field));
-            actions += 4;
-            agent.add_claim(&output.predicate, a, &refs[..1], 1.0)?;
-            agent.add_claim(&output.predicate, b, &refs[1..], 1.0)?;
-            agent.freeze_research()?;
-            agent.finalize(
-                Some(Status::Conflicted),
-                Some("the labelled sources disagree"),
-            )?;
-        }
+        Status::ProposalGenerated => propose_label(agent, expect, output, &refs, actions),
+        Status::Supported => support_current(agent, case, output, &refs, actions),
+        Status::Conflicted => record_conflict(agent, contract, output, &refs, actions),
         status @ (Status::InsufficientEvidence | Status::BlockedByMissingSource) => {
             actions += 1;
             agent.finalize(Some(status), Some("the label declines"))?;
+            Ok(OracleRun {
+                actions,
+                reason: None,
+            })
         }
     }
+}
+
+/// `proposal_generated`: claims, proposes and finalizes the value the label wants for the
+/// skill's output, citing every region; declines when there is no output, no labelled
+/// value or validation fails.
+fn propose_label(
+    agent: &Agent,
+    expect: &Expect,
+    output: Option<OutputSpec>,
+    refs: &[&str],
+    mut actions: u32,
+) -> Result<OracleRun, CaseError> {
+    let Some(output) = output else {
+        return decline_after(agent, actions + 1, "the skill has no output".into());
+    };
+    let Some(rule) = expect.values.get(&output.field).and_then(|e| e.rule().ok()) else {
+        return decline_after(
+            agent,
+            actions + 1,
+            format!("the label gives no value for `{}`", output.field),
+        );
+    };
+    let value = wanted(rule);
+    actions += 1;
+    let claim = agent.add_claim(&output.predicate, value.clone(), refs, 1.0)?;
+    actions += 1;
+    agent.freeze_research()?;
+    actions += 2;
+    agent.propose(value, &[&claim], "the cited regions state this value")?;
+    let validation = agent.validate();
+    if let Err(e) = &validation {
+        return decline_after(agent, actions + 1, format!("validate: {e}"));
+    }
+    actions += 1;
+    agent.finalize(None, None)?;
+    Ok(OracleRun {
+        actions,
+        reason: None,
+    })
+}
+
+/// `supported`: claims the output's current value on every region and finalizes as
+/// supported; declines when there is no output or it has no current value.
+fn support_current(
+    agent: &Agent,
+    case: &crate::case::CaseDoc,
+    output: Option<OutputSpec>,
+    refs: &[&str],
+    mut actions: u32,
+) -> Result<OracleRun, CaseError> {
+    let Some(output) = output else {
+        return decline_after(agent, actions + 1, "the skill has no output".into());
+    };
+    let current = case
+        .target
+        .current
+        .get(&output.field)
+        .cloned()
+        .unwrap_or(Value::Null);
+    if current.is_null() {
+        return decline_after(
+            agent,
+            actions + 1,
+            format!("`{}` has no current value to support", output.field),
+        );
+    }
+    actions += 3;
+    agent.add_claim(&output.predicate, current, refs, 1.0)?;
+    agent.freeze_research()?;
+    agent.finalize(
+        Some(Status::Supported),
+        Some("the cited regions state the current value"),
+    )?;
+    Ok(OracleRun {
+        actions,
+        reason: None,
+    })
+}
+
+/// `conflicted`: claims two different admissible values, one on the first region and one
+/// on the rest, and finalizes as conflicted; declines when there is no output or fewer
+/// than two regions.
+fn record_conflict(
+    agent: &Agent,
+    contract: &SkillPolicy,
+    output: Option<OutputSpec>,
+    refs: &[&str],
+    mut actions: u32,
+) -> Result<OracleRun, CaseError> {
+    let Some(output) = output else {
+        return decline_after(agent, actions + 1, "the skill has no output".into());
+    };
+    if refs.len() < 2 {
+        return decline_after(
+            agent,
+            actions + 1,
+            "a conflict needs two labelled regions".into(),
+        );
+    }
+    let (a, b) = two_values(contract.value_constraints.get(&output.field));
+    actions += 4;
+    agent.add_claim(&output.predicate, a, &refs[..1], 1.0)?;
+    agent.add_claim(&output.predicate, b, &refs[1..], 1.0)?;
+    agent.freeze_research()?;
+    agent.finalize(
+        Some(Status::Conflicted),
+        Some("the labelled sources disagree"),
+    )?;
     Ok(OracleRun {
         actions,
         reason: None,

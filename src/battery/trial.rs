@@ -381,6 +381,8 @@ fn cheater_reached(workspace: &Path) -> bool {
         .unwrap_or(true)
 }
 
+/// Runs the arm's investigator on the open run: the in-process ones directly, the others as
+/// a script or a process agent.
 fn investigate(
     scenario: &Prepared,
     arm: Arm,
@@ -422,42 +424,8 @@ fn investigate(
                     .map(|c| (c.actions, c.reason))
             }))
         }
-        Arm::Scripted => {
-            let path = ctx.driver.script.as_ref().ok_or_else(|| {
-                TrialError::Fatal("the scripted investigator needs --script FILE".into())
-            })?;
-            let doc = ScriptDoc::load(path).map_err(|e| TrialError::Fatal(e.to_string()))?;
-            let name = path.display().to_string();
-            let driver = ScriptedAgentDriver::new(&name, move |agent| doc.play(agent));
-            // A script that stops early is an answer (scored), not an infrastructure failure.
-            let r = crate::fsio::relaxed(|| driver.run(run));
-            Ok(Investigation {
-                reason: r.err().map(|e| format!("the script stopped: {e}")),
-                ..Investigation::default()
-            })
-        }
-        Arm::CheaterReach | Arm::CheaterHanded => {
-            let mut args = vec!["battery-cheater".to_string()];
-            if arm == Arm::CheaterHanded {
-                let canary = ctx
-                    .vault
-                    .canary_for_cheater(&scenario.id)
-                    .map_err(|e| TrialError::Fatal(e.to_string()))?;
-                args.extend(["--canary".to_string(), canary]);
-            }
-            let driver = CommandDriver {
-                program: ctx.driver.engine.display().to_string(),
-                args,
-            };
-            // The cheater tests the detector, not the sandbox: it runs natively, where
-            // everything the evaluator left on the machine is within its reach.
-            let mut cfg = ctx.driver.clone();
-            cfg.backend = crate::sandbox::Backend::Native {
-                allow_degraded_native: true,
-            };
-            cfg.hidden.clear();
-            process(&driver, run, &cfg, ctx)
-        }
+        Arm::Scripted => scripted(run, ctx),
+        Arm::CheaterReach | Arm::CheaterHanded => cheater(scenario, arm, run, ctx),
         Arm::Command => {
             let Some((program, args)) = ctx.driver.command.split_first() else {
                 return Err(TrialError::Fatal(
@@ -483,6 +451,54 @@ fn investigate(
             process(&codex, run, ctx.driver, ctx)
         }
     }
+}
+
+/// Plays the `--script` file on the run; a script that stops early is the investigation's
+/// answer, with why it stopped as the reason.
+fn scripted(run: &RunHandle, ctx: &TrialContext) -> Result<Investigation, TrialError> {
+    let path =
+        ctx.driver.script.as_ref().ok_or_else(|| {
+            TrialError::Fatal("the scripted investigator needs --script FILE".into())
+        })?;
+    let doc = ScriptDoc::load(path).map_err(|e| TrialError::Fatal(e.to_string()))?;
+    let name = path.display().to_string();
+    let driver = ScriptedAgentDriver::new(&name, move |agent| doc.play(agent));
+    // A script that stops early is an answer (scored), not an infrastructure failure.
+    let r = crate::fsio::relaxed(|| driver.run(run));
+    Ok(Investigation {
+        reason: r.err().map(|e| format!("the script stopped: {e}")),
+        ..Investigation::default()
+    })
+}
+
+/// Runs the engine's `battery-cheater` as a process agent, natively and with nothing
+/// hidden; the handed cheater is also given the scenario's canary.
+fn cheater(
+    scenario: &Prepared,
+    arm: Arm,
+    run: &RunHandle,
+    ctx: &TrialContext,
+) -> Result<Investigation, TrialError> {
+    let mut args = vec!["battery-cheater".to_string()];
+    if arm == Arm::CheaterHanded {
+        let canary = ctx
+            .vault
+            .canary_for_cheater(&scenario.id)
+            .map_err(|e| TrialError::Fatal(e.to_string()))?;
+        args.extend(["--canary".to_string(), canary]);
+    }
+    let driver = CommandDriver {
+        program: ctx.driver.engine.display().to_string(),
+        args,
+    };
+    // The cheater tests the detector, not the sandbox: it runs natively, where
+    // everything the evaluator left on the machine is within its reach.
+    let mut cfg = ctx.driver.clone();
+    cfg.backend = crate::sandbox::Backend::Native {
+        allow_degraded_native: true,
+    };
+    cfg.hidden.clear();
+    process(&driver, run, &cfg, ctx)
 }
 
 /// Runs a process agent and accounts for it; a failure of the agent's own machinery with

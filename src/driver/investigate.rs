@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::env::{BASE_ALLOW, allowlisted_env, home_overrides};
-use super::process_agent::{ExecutionPolicy, ModelApi, ProcessAgent};
+use super::process_agent::{AgentCommand, ExecutionPolicy, ModelApi, ProcessAgent};
 use super::usage::Usage;
 use crate::case::lifecycle::State;
 use crate::case::{CaseError, RunHandle};
@@ -20,8 +20,8 @@ use crate::process::{CancelHandle, ExecutionRecord, LogLine, Outcome, ProcessSpe
 use crate::sandbox::attest::Guarantee;
 use crate::sandbox::bridge::EndpointError;
 use crate::sandbox::{
-    Attestation, Backend, ConnectionAttempt, ContainmentViolation, Endpoint, RepoSnapshot,
-    SandboxError, SandboxPlan, run_contained_blocking,
+    Attestation, Backend, ConnectionAttempt, ContainedRun, ContainmentViolation, Endpoint,
+    RepoSnapshot, SandboxError, SandboxPlan, run_contained_blocking,
 };
 
 pub const EXECUTION_JSON: &str = "execution.json";
@@ -162,6 +162,53 @@ fn unattest_labels(att: &mut Attestation) {
     }
 }
 
+/// Readies the run for the agent's `command`: creates the agent's home in the workspace and
+/// writes the files the command needs. Returns the agent's environment: the allowlisted
+/// ambient variables, with its home, its `PATH` and the command's own variables set.
+fn prepare_agent(
+    handle: &RunHandle,
+    command: &AgentCommand,
+    policy: &ExecutionPolicy,
+) -> Result<BTreeMap<String, String>, InvestigateError> {
+    let home = handle.dir().join("workspace").join(".home");
+    std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
+    write_files(handle, &command.files)?;
+    let mut set = home_overrides(&home).ok_or(InvestigateError::RunPathNotUtf8)?;
+    set.insert("PATH".into(), agent_path(policy));
+    set.extend(command.set.clone());
+    let mut allow: Vec<&str> = BASE_ALLOW.to_vec();
+    allow.extend(command.allow.iter().map(String::as_str));
+    Ok(allowlisted_env(policy.ambient.clone(), &allow, set))
+}
+
+/// Writes `execution.json` into `run_dir`: what the contained run recorded, with the
+/// agent's usage and transcript.
+fn write_execution(
+    run_dir: &Path,
+    driver: String,
+    backend: String,
+    contained: &ContainedRun,
+    usage: &Usage,
+    transcript: Vec<super::transcript::Event>,
+) -> Result<(), CaseError> {
+    let doc = ExecutionDoc {
+        format: "anvil-execution",
+        format_version: 1,
+        driver,
+        backend,
+        record: contained.record.clone(),
+        usage: usage.clone(),
+        transcript,
+        attestation: contained.attestation.clone(),
+        connections: contained.connections.clone(),
+        repository_before: contained.repository_before.clone(),
+        repository_after: contained.repository_after.clone(),
+        violation: contained.violation.clone(),
+    };
+    let path = run_dir.join(EXECUTION_JSON);
+    crate::fsio::write_json_atomic(&path, &doc).map_err(CaseError::io("write", path))
+}
+
 /// Runs `agent` on the open run under `policy`.
 ///
 /// # Errors
@@ -192,15 +239,7 @@ pub fn investigate(
         return Err(InvestigateError::NotOpen(lc.state));
     }
     let command = agent.command(run, policy);
-    let home = run_dir.join("workspace").join(".home");
-    std::fs::create_dir_all(&home).map_err(CaseError::io("create", &home))?;
-    write_files(&handle, &command.files)?;
-    let mut set = home_overrides(&home).ok_or(InvestigateError::RunPathNotUtf8)?;
-    set.insert("PATH".into(), agent_path(policy));
-    set.extend(command.set.clone());
-    let mut allow: Vec<&str> = BASE_ALLOW.to_vec();
-    allow.extend(command.allow.iter().map(String::as_str));
-    let mut env = allowlisted_env(policy.ambient.clone(), &allow, set);
+    let mut env = prepare_agent(&handle, &command, policy)?;
 
     let mut plan = SandboxPlan::for_run(&handle, &policy.engine, policy.hidden.clone());
     if matches!(policy.backend, Backend::Bubblewrap) && !command.allow.is_empty() {
@@ -238,22 +277,14 @@ pub fn investigate(
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
-    let doc = ExecutionDoc {
-        format: "anvil-execution",
-        format_version: 1,
-        driver: agent.name(),
-        backend: backend.clone(),
-        record: contained.record.clone(),
-        usage: usage.clone(),
+    write_execution(
+        run_dir,
+        agent.name(),
+        backend.clone(),
+        &contained,
+        &usage,
         transcript,
-        attestation: contained.attestation.clone(),
-        connections: contained.connections.clone(),
-        repository_before: contained.repository_before.clone(),
-        repository_after: contained.repository_after.clone(),
-        violation: contained.violation.clone(),
-    };
-    let path = run_dir.join(EXECUTION_JSON);
-    crate::fsio::write_json_atomic(&path, &doc).map_err(CaseError::io("write", path))?;
+    )?;
 
     let lc = handle.lifecycle()?;
     let result: Option<Value> =

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::case::attest::{
     AttestStatus, AttestedConflict, AttestedLine, Attester, ClaimAttestation,
 };
+use crate::case::claim::RawClaim;
 use crate::case::frozen::Frozen;
 
 /// The gate's verdict on one patched (or proven) value.
@@ -58,13 +59,7 @@ pub fn check(
         .iter()
         .filter(|c| frozen.research.accepted(&c.id))
         .collect();
-    let mut claimed: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for c in &accepted {
-        let list = claimed.entry(c.predicate.clone()).or_default();
-        if !list.contains(&c.value) {
-            list.push(c.value.clone());
-        }
-    }
+    let claimed = claimed_values(&accepted);
     let conflicts = attester.conflicts(&frozen.evidence, &claimed);
     let (whole, scanned) = repository_excerpts(frozen);
     let repo_conflicts = attester.conflicts(&whole, &claimed);
@@ -80,15 +75,7 @@ pub fn check(
             .copied()
             .filter(|c| ids.contains(&c.id) && c.predicate == predicate && &c.value == value)
             .collect();
-        let a = attester
-            .attest(&predicate, value, &claims, &frozen.evidence)
-            .unwrap_or_else(|| ClaimAttestation {
-                status: AttestStatus::Unattested,
-                strength: 0.0,
-                verified_strength: 0.0,
-                lines: vec![],
-                note: format!("the skill has no attestation rules for `{predicate}`"),
-            });
+        let a = attest(&attester, &predicate, value, &claims, frozen);
         let strength = attester.gate_strength(&predicate, &a);
         let required = contract.minimum_strength;
         let conflict = conflicts.iter().find(|c| c.predicate == predicate).cloned();
@@ -138,6 +125,38 @@ pub fn check(
         });
     }
     out
+}
+
+/// Each predicate's distinct values among the accepted claims, in the order first claimed.
+fn claimed_values(accepted: &[&RawClaim]) -> BTreeMap<String, Vec<Value>> {
+    let mut claimed: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for c in accepted {
+        let list = claimed.entry(c.predicate.clone()).or_default();
+        if !list.contains(&c.value) {
+            list.push(c.value.clone());
+        }
+    }
+    claimed
+}
+
+/// Whether the frozen evidence the `claims` cite states `value` for `predicate`;
+/// unattested when the skill has no attestation rules for the predicate.
+fn attest(
+    attester: &Attester,
+    predicate: &str,
+    value: &Value,
+    claims: &[&RawClaim],
+    frozen: &Frozen,
+) -> ClaimAttestation {
+    attester
+        .attest(predicate, value, claims, &frozen.evidence)
+        .unwrap_or_else(|| ClaimAttestation {
+            status: AttestStatus::Unattested,
+            strength: 0.0,
+            verified_strength: 0.0,
+            lines: vec![],
+            note: format!("the skill has no attestation rules for `{predicate}`"),
+        })
 }
 
 /// How much of the repository the whole-repository scan reads at close.

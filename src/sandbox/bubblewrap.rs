@@ -295,37 +295,130 @@ fn inside_env(
     env
 }
 
+/// Every host path the two sandboxes mount, at its real location.
+struct Mounts {
+    repo: PathBuf,
+    run: PathBuf,
+    workspace: PathBuf,
+    output: PathBuf,
+    cwd: PathBuf,
+    anvil_bench: PathBuf,
+    /// The agent program as the runner would resolve it.
+    program: PathBuf,
+    /// The program's own directories, then the plan's `extra_ro`.
+    extra: Vec<PathBuf>,
+    rail_inputs: Vec<PathBuf>,
+}
+
+impl Mounts {
+    /// Resolves what `spec` and `plan` mount; refuses a path that cannot be resolved, a
+    /// repository inside the run, and a program the runner could not run.
+    fn resolve(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Mounts, SandboxError> {
+        let repo = real(&plan.repo, "repository")?;
+        let run = real(&plan.run_dir, "run directory")?;
+        let workspace = real(&run.join(WORKSPACE_DIR), "workspace")?;
+        let output = real(&run.join(OUTPUT_DIR), "output directory")?;
+        if repo.starts_with(&run) {
+            return Err(SandboxError::RepoInsideRun { repo, run });
+        }
+        let cwd = real(&spec.cwd, "working directory")?;
+        let anvil_bench = real(&plan.anvil_bench, "anvil-bench binary")?;
+        let program = resolve_program(spec)?;
+        let mut extra: Vec<PathBuf> = program_dirs(&program, &spec.env, &spec.cwd);
+        for dir in &plan.extra_ro {
+            let dir = real(dir, "extra read-only path")?;
+            if !extra.contains(&dir) {
+                extra.push(dir);
+            }
+        }
+        let rail_inputs = plan
+            .rail_inputs
+            .iter()
+            .map(|p| real(p, "rail input"))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Mounts {
+            repo,
+            run,
+            workspace,
+            output,
+            cwd,
+            anvil_bench,
+            program,
+            extra,
+            rail_inputs,
+        })
+    }
+
+    /// Every bind source of either sandbox, the system's included: what no hidden path may
+    /// be, contain or lie inside.
+    fn sources(&self) -> Vec<PathBuf> {
+        let mut sources: Vec<PathBuf> = SYSTEM_DIRS.iter().chain(ETC).map(PathBuf::from).collect();
+        sources.extend(self.extra.iter().cloned());
+        sources.extend(self.rail_inputs.iter().cloned());
+        sources.extend([
+            self.repo.clone(),
+            self.run.clone(),
+            self.anvil_bench.clone(),
+        ]);
+        sources
+    }
+
+    /// The rail sandbox's `bwrap` arguments: what a rail needs, with the run root writable.
+    fn rail_args(&self) -> Vec<String> {
+        let mut rail_args = base_args();
+        ro(&mut rail_args, &self.anvil_bench, Path::new(INSIDE_BIN));
+        ro(&mut rail_args, &self.repo, &self.repo);
+        for input in &self.rail_inputs {
+            ro(&mut rail_args, input, input);
+        }
+        rw(&mut rail_args, &self.run, &self.run);
+        rail_args
+    }
+
+    /// The agent sandbox's `bwrap` arguments, through `sandbox-init` forwarding each of
+    /// `endpoints` to its socket in `bridge_dir`, down to the program and `program_args`.
+    fn agent_args(
+        &self,
+        bridge_dir: &Path,
+        endpoints: &[Endpoint],
+        program_args: &[String],
+    ) -> Vec<String> {
+        let inside_sockets = Path::new(INSIDE_SOCKETS);
+        // Later mounts cover earlier ones, so the writable pair comes last.
+        let mut args = base_args();
+        for dir in &self.extra {
+            ro(&mut args, dir, dir);
+        }
+        ro(&mut args, &self.anvil_bench, Path::new(INSIDE_BIN));
+        ro(&mut args, bridge_dir, inside_sockets);
+        ro(&mut args, &self.repo, &self.repo);
+        ro(&mut args, &self.run, &self.run);
+        rw(&mut args, &self.workspace, &self.workspace);
+        rw(&mut args, &self.output, &self.output);
+        args.extend([
+            "--chdir".into(),
+            s(&self.cwd),
+            "--".into(),
+            INSIDE_BIN.into(),
+        ]);
+        args.push("sandbox-init".into());
+        for (i, endpoint) in endpoints.iter().enumerate() {
+            let socket = inside_sockets.join(Bridge::socket_name(i));
+            args.push("--forward".into());
+            args.push(format!("{}={}", endpoint.via(), socket.display()));
+        }
+        args.push("--".into());
+        args.push(s(&self.program));
+        args.extend(program_args.iter().cloned());
+        args
+    }
+}
+
 /// Builds the agent's sandbox for `spec` under `plan`, and starts the bridge it talks to.
 pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, SandboxError> {
     let bwrap = find_bwrap(&spec.env, &spec.cwd)?;
-    let repo = real(&plan.repo, "repository")?;
-    let run = real(&plan.run_dir, "run directory")?;
-    let workspace = real(&run.join(WORKSPACE_DIR), "workspace")?;
-    let output = real(&run.join(OUTPUT_DIR), "output directory")?;
-    if repo.starts_with(&run) {
-        return Err(SandboxError::RepoInsideRun { repo, run });
-    }
-    let cwd = real(&spec.cwd, "working directory")?;
-    let anvil_bench = real(&plan.anvil_bench, "anvil-bench binary")?;
-    let program = resolve_program(spec)?;
-    let mut extra: Vec<PathBuf> = program_dirs(&program, &spec.env, &spec.cwd);
-    for dir in &plan.extra_ro {
-        let dir = real(dir, "extra read-only path")?;
-        if !extra.contains(&dir) {
-            extra.push(dir);
-        }
-    }
-    let rail_inputs = plan
-        .rail_inputs
-        .iter()
-        .map(|p| real(p, "rail input"))
-        .collect::<Result<Vec<_>, _>>()?;
-
-    let mut sources: Vec<PathBuf> = SYSTEM_DIRS.iter().chain(ETC).map(PathBuf::from).collect();
-    sources.extend(extra.iter().cloned());
-    sources.extend(rail_inputs.iter().cloned());
-    sources.extend([repo.clone(), run.clone(), anvil_bench.clone()]);
-    check_hidden(&sources, &plan.hidden)?;
+    let mounts = Mounts::resolve(spec, plan)?;
+    check_hidden(&mounts.sources(), &plan.hidden)?;
 
     let dir = std::env::temp_dir().join(format!("anvil-bench-bridge-{}", ulid::Ulid::new()));
     let mut bridge =
@@ -333,20 +426,10 @@ pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, Sa
             dir: dir.clone(),
             source,
         })?;
-    let inside_sockets = Path::new(INSIDE_SOCKETS);
-    let inside_bin = Path::new(INSIDE_BIN);
 
-    // The rail sandbox: what a rail needs, with the run root writable.
-    let mut rail_args = base_args();
-    ro(&mut rail_args, &anvil_bench, inside_bin);
-    ro(&mut rail_args, &repo, &repo);
-    for input in &rail_inputs {
-        ro(&mut rail_args, input, input);
-    }
-    rw(&mut rail_args, &run, &run);
     let rails = RailServer {
         bwrap: bwrap.clone(),
-        sandbox_args: rail_args,
+        sandbox_args: mounts.rail_args(),
         program: INSIDE_BIN.into(),
         env: vec![
             ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
@@ -364,39 +447,18 @@ pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, Sa
             source,
         })?;
 
-    // The agent's sandbox. Later mounts cover earlier ones, so the writable pair comes last.
-    let mut args = base_args();
-    for dir in &extra {
-        ro(&mut args, dir, dir);
-    }
-    ro(&mut args, &anvil_bench, inside_bin);
-    ro(&mut args, bridge.dir(), inside_sockets);
-    ro(&mut args, &repo, &repo);
-    ro(&mut args, &run, &run);
-    rw(&mut args, &workspace, &workspace);
-    rw(&mut args, &output, &output);
-    args.extend(["--chdir".into(), s(&cwd), "--".into(), INSIDE_BIN.into()]);
-    args.push("sandbox-init".into());
-    for (i, endpoint) in plan.endpoints.iter().enumerate() {
-        let socket = inside_sockets.join(Bridge::socket_name(i));
-        args.push("--forward".into());
-        args.push(format!("{}={}", endpoint.via(), socket.display()));
-    }
-    args.push("--".into());
-    args.push(s(&program));
-    args.extend(spec.args.iter().cloned());
-
+    let args = mounts.agent_args(bridge.dir(), &plan.endpoints, &spec.args);
     Ok(Wrapped {
         spec: ProcessSpec {
             program: s(&bwrap),
             args,
             cwd: spec.cwd.clone(),
-            env: inside_env(&spec.env, &plan.endpoints, inside_sockets),
+            env: inside_env(&spec.env, &plan.endpoints, Path::new(INSIDE_SOCKETS)),
             timeout: spec.timeout,
             install_hint: Some(INSTALL_HINT.into()),
             log_path: spec.log_path.clone(),
         },
         bridge,
-        extra_ro: extra,
+        extra_ro: mounts.extra,
     })
 }

@@ -118,28 +118,14 @@ pub(crate) fn parse(
             rows,
             "",
         ),
-        Value::Object(ref o) => {
-            let columns = o.get("columns").and_then(Value::as_array);
-            if columns.is_some_and(|cs| cs.iter().any(|c| !c.is_object())) {
-                return Err(invalid("a column must be a JSON object".into()));
-            }
-            let raw: RawSnapshot = crate::json_path::deserialize(value)
-                .map_err(|e| invalid(format!("at `{}`: {}", e.path, shape(&e.message))))?;
-            check_descriptor(&raw).map_err(invalid)?;
-            let columns = raw
-                .columns
-                .into_iter()
-                .map(|c| ColumnInfo {
-                    name: c.name,
-                    column_type: Some(c.column_type),
-                })
-                .collect::<Vec<_>>();
+        Value::Object(_) => {
+            let (table, coverage, columns, rows) = descriptor(value).map_err(invalid)?;
             (
-                raw.table,
+                table,
                 SNAPSHOT_FORMAT,
-                raw.coverage,
+                coverage,
                 Some(columns),
-                raw.rows,
+                rows,
                 "/rows",
             )
         }
@@ -157,28 +143,7 @@ pub(crate) fn parse(
             limit: limits.database_rows,
         });
     }
-    let mut rows = Vec::with_capacity(raw_rows.len());
-    let mut found: Vec<ColumnInfo> = Vec::new();
-    for (i, row) in raw_rows.into_iter().enumerate() {
-        let Value::Object(row) = row else {
-            return Err(invalid(format!("row {base}/{i} is not an object")));
-        };
-        for key in row.keys() {
-            match &declared {
-                Some(cols) if !cols.iter().any(|c| &c.name == key) => {
-                    return Err(invalid(format!(
-                        "row {base}/{i} has a column the descriptor does not declare"
-                    )));
-                }
-                None if !found.iter().any(|c| &c.name == key) => found.push(ColumnInfo {
-                    name: key.clone(),
-                    column_type: None,
-                }),
-                Some(_) | None => {}
-            }
-        }
-        rows.push(row);
-    }
+    let Rows { rows, found } = check_rows(raw_rows, declared.as_deref(), base).map_err(invalid)?;
     Ok(Snapshot {
         info: TableInfo {
             table,
@@ -192,6 +157,67 @@ pub(crate) fn parse(
         pointer_base: base,
         rows,
     })
+}
+
+/// The table name, coverage, declared columns and raw rows of an `anvil-database-snapshot`
+/// descriptor (`value` is an object), or why it is refused.
+fn descriptor(value: Value) -> Result<(String, Coverage, Vec<ColumnInfo>, Vec<Value>), String> {
+    let columns = value.get("columns").and_then(Value::as_array);
+    if columns.is_some_and(|cs| cs.iter().any(|c| !c.is_object())) {
+        return Err("a column must be a JSON object".into());
+    }
+    let raw: RawSnapshot = crate::json_path::deserialize(value)
+        .map_err(|e| format!("at `{}`: {}", e.path, shape(&e.message)))?;
+    check_descriptor(&raw)?;
+    let columns = raw
+        .columns
+        .into_iter()
+        .map(|c| ColumnInfo {
+            name: c.name,
+            column_type: Some(c.column_type),
+        })
+        .collect::<Vec<_>>();
+    Ok((raw.table, raw.coverage, columns, raw.rows))
+}
+
+/// A snapshot's rows, checked.
+struct Rows {
+    rows: Vec<Map<String, Value>>,
+    /// The columns that occur in the rows, in first-seen order (none when declared).
+    found: Vec<ColumnInfo>,
+}
+
+/// The rows as objects, with the columns that occur in them (in first-seen order) when
+/// none are `declared`; refuses a row that is not an object or has an undeclared column.
+/// `base` is the row array's JSON Pointer, for the reason.
+fn check_rows(
+    raw_rows: Vec<Value>,
+    declared: Option<&[ColumnInfo]>,
+    base: &str,
+) -> Result<Rows, String> {
+    let mut rows = Vec::with_capacity(raw_rows.len());
+    let mut found: Vec<ColumnInfo> = Vec::new();
+    for (i, row) in raw_rows.into_iter().enumerate() {
+        let Value::Object(row) = row else {
+            return Err(format!("row {base}/{i} is not an object"));
+        };
+        for key in row.keys() {
+            match declared {
+                Some(cols) if !cols.iter().any(|c| &c.name == key) => {
+                    return Err(format!(
+                        "row {base}/{i} has a column the descriptor does not declare"
+                    ));
+                }
+                None if !found.iter().any(|c| &c.name == key) => found.push(ColumnInfo {
+                    name: key.clone(),
+                    column_type: None,
+                }),
+                Some(_) | None => {}
+            }
+        }
+        rows.push(row);
+    }
+    Ok(Rows { rows, found })
 }
 
 /// A deserialisation message without the offending value (it is snapshot data).

@@ -21,7 +21,7 @@ use super::error::OpenApiError;
 use super::ext::{self, Attr};
 use super::splice::{self, Op};
 use super::{Imported, import};
-use crate::air::Air;
+use crate::air::{Air, Operation};
 
 /// What an export wrote.
 #[derive(Debug, Clone, Serialize)]
@@ -82,7 +82,33 @@ pub fn export(doc: &Document, refined: &Air) -> Result<Exported, OpenApiError> {
         message,
     };
     let changes = compare(&imported.air, refined, &mismatch)?;
-    for c in &changes {
+    check_recorded(&changes, refined, &mismatch)?;
+    let (edits, mut ops) = plan_edits(&imported, changes, &mismatch)?;
+    let records = provenance(doc, &imported, refined, &mismatch)?;
+    let appended = records.len();
+    if !records.is_empty() {
+        ops.push(Op::Append {
+            key: ext::PROVENANCE.to_string(),
+            items: records,
+        });
+    }
+    let text = splice::apply(doc, &ops)?;
+    verify(doc, &text, &ops)?;
+    Ok(Exported {
+        text,
+        edits,
+        provenance: appended,
+    })
+}
+
+/// Refuses the first change no provenance record of `refined` sets: export writes only what
+/// a case applied.
+fn check_recorded(
+    changes: &[Change],
+    refined: &Air,
+    mismatch: &dyn Fn(&str, String) -> OpenApiError,
+) -> Result<(), OpenApiError> {
+    for c in changes {
         let recorded = refined
             .provenance
             .iter()
@@ -97,6 +123,16 @@ pub fn export(doc: &Document, refined: &Air) -> Result<Exported, OpenApiError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// The edits reported and the splices that make them, one per node and key: a change to a
+/// node another change already set is dropped when it agrees and refused when it does not.
+fn plan_edits(
+    imported: &Imported,
+    changes: Vec<Change>,
+    mismatch: &dyn Fn(&str, String) -> OpenApiError,
+) -> Result<(Vec<Edit>, Vec<Op>), OpenApiError> {
     let mut edits: Vec<Edit> = Vec::new();
     let mut ops = Vec::new();
     for c in changes {
@@ -133,7 +169,7 @@ pub fn export(doc: &Document, refined: &Air) -> Result<Exported, OpenApiError> {
             value: c.value.clone(),
         });
         edits.push(Edit {
-            also_affects: sharing(&imported, &c.target, c.attr, &site.use_site),
+            also_affects: sharing(imported, &c.target, c.attr, &site.use_site),
             target: c.target,
             attribute: c.attr.name().to_string(),
             pointer: site.use_site.clone(),
@@ -142,21 +178,7 @@ pub fn export(doc: &Document, refined: &Air) -> Result<Exported, OpenApiError> {
             value: c.value,
         });
     }
-    let records = provenance(doc, &imported, refined, &mismatch)?;
-    let appended = records.len();
-    if !records.is_empty() {
-        ops.push(Op::Append {
-            key: ext::PROVENANCE.to_string(),
-            items: records,
-        });
-    }
-    let text = splice::apply(doc, &ops)?;
-    verify(doc, &text, &ops)?;
-    Ok(Exported {
-        text,
-        edits,
-        provenance: appended,
-    })
+    Ok((edits, ops))
 }
 
 /// The refinable values that differ, after checking both AIRs describe the same API.
@@ -166,20 +188,6 @@ fn compare(
     mismatch: &dyn Fn(&str, String) -> OpenApiError,
 ) -> Result<Vec<Change>, OpenApiError> {
     let mut changes = Vec::new();
-    let text = |s: &Option<String>| s.clone().map_or(Value::Null, Value::String);
-    let mut diff = |target: String, attr: Attr, before: Value, after: Value| {
-        // A value the AIR lacks is never removed: export writes refinements only (and a
-        // node shared by several elements holds the value one of them was refined to).
-        if before == after || after.is_null() {
-            return Ok(());
-        }
-        changes.push(Change {
-            target,
-            attr,
-            value: after,
-        });
-        Ok(())
-    };
     for r in &refined.operations {
         if doc.operation(&r.id).is_none() {
             return Err(mismatch(
@@ -209,62 +217,123 @@ fn compare(
             ));
         }
         diff(
+            &mut changes,
             key.clone(),
             Attr::Description,
             text(&op.description),
             text(&r.description),
-        )?;
-        for rf in &r.fields {
-            if op.field(rf.location, &rf.name).is_none() {
-                return Err(mismatch(
-                    &format!("{key}.{}.{}", rf.location, rf.name),
-                    "the document has no such field".into(),
-                ));
-            }
-        }
-        for f in &op.fields {
-            let fkey = format!("{key}.{}.{}", f.location, f.name);
-            let rf = r
-                .field(f.location, &f.name)
-                .ok_or_else(|| mismatch(&fkey, "missing from the refined AIR".into()))?;
-            if rf.ty != f.ty || rf.required != f.required {
-                return Err(mismatch(
-                    &fkey,
-                    "its type or requiredness differs from the document".into(),
-                ));
-            }
-            diff(
-                fkey.clone(),
-                Attr::Description,
-                text(&f.description),
-                text(&rf.description),
-            )?;
-            diff(fkey.clone(), Attr::Unit, text(&f.unit), text(&rf.unit))?;
-            diff(
-                fkey,
-                Attr::Sensitivity,
-                text(&f.sensitivity),
-                text(&rf.sensitivity),
-            )?;
-        }
-        if r.errors.len() != op.errors.len() {
-            return Err(mismatch(
-                &key,
-                "its errors differ from the document's".into(),
-            ));
-        }
-        for e in &op.errors {
-            let ekey = format!("{key}.error.{}", e.code);
-            let re = r
-                .errors
-                .iter()
-                .find(|x| x.code == e.code && x.status == e.status)
-                .ok_or_else(|| mismatch(&ekey, "missing from the refined AIR".into()))?;
-            let flag = |b: Option<bool>| b.map_or(Value::Null, Value::Bool);
-            diff(ekey, Attr::Retryable, flag(e.retryable), flag(re.retryable))?;
-        }
+        );
+        compare_fields(&key, op, r, mismatch, &mut changes)?;
+        compare_errors(&key, op, r, mismatch, &mut changes)?;
     }
     Ok(changes)
+}
+
+/// The changes to the fields of the operation `key`, after checking `r` has exactly the
+/// document's fields with the same types and requiredness.
+fn compare_fields(
+    key: &str,
+    op: &Operation,
+    r: &Operation,
+    mismatch: &dyn Fn(&str, String) -> OpenApiError,
+    changes: &mut Vec<Change>,
+) -> Result<(), OpenApiError> {
+    for rf in &r.fields {
+        if op.field(rf.location, &rf.name).is_none() {
+            return Err(mismatch(
+                &format!("{key}.{}.{}", rf.location, rf.name),
+                "the document has no such field".into(),
+            ));
+        }
+    }
+    for f in &op.fields {
+        let fkey = format!("{key}.{}.{}", f.location, f.name);
+        let rf = r
+            .field(f.location, &f.name)
+            .ok_or_else(|| mismatch(&fkey, "missing from the refined AIR".into()))?;
+        if rf.ty != f.ty || rf.required != f.required {
+            return Err(mismatch(
+                &fkey,
+                "its type or requiredness differs from the document".into(),
+            ));
+        }
+        diff(
+            changes,
+            fkey.clone(),
+            Attr::Description,
+            text(&f.description),
+            text(&rf.description),
+        );
+        diff(
+            changes,
+            fkey.clone(),
+            Attr::Unit,
+            text(&f.unit),
+            text(&rf.unit),
+        );
+        diff(
+            changes,
+            fkey,
+            Attr::Sensitivity,
+            text(&f.sensitivity),
+            text(&rf.sensitivity),
+        );
+    }
+    Ok(())
+}
+
+/// The changes to the errors of the operation `key`, after checking `r` has as many errors
+/// as the document and each of the document's with the same code and status.
+fn compare_errors(
+    key: &str,
+    op: &Operation,
+    r: &Operation,
+    mismatch: &dyn Fn(&str, String) -> OpenApiError,
+    changes: &mut Vec<Change>,
+) -> Result<(), OpenApiError> {
+    if r.errors.len() != op.errors.len() {
+        return Err(mismatch(
+            key,
+            "its errors differ from the document's".into(),
+        ));
+    }
+    for e in &op.errors {
+        let ekey = format!("{key}.error.{}", e.code);
+        let re = r
+            .errors
+            .iter()
+            .find(|x| x.code == e.code && x.status == e.status)
+            .ok_or_else(|| mismatch(&ekey, "missing from the refined AIR".into()))?;
+        let flag = |b: Option<bool>| b.map_or(Value::Null, Value::Bool);
+        diff(
+            changes,
+            ekey,
+            Attr::Retryable,
+            flag(e.retryable),
+            flag(re.retryable),
+        );
+    }
+    Ok(())
+}
+
+/// A text attribute as the value compared and written: `null` when absent.
+fn text(s: &Option<String>) -> Value {
+    s.clone().map_or(Value::Null, Value::String)
+}
+
+/// Records `after` as the change of `target`'s `attr` when it is a value that differs from
+/// `before`.
+fn diff(changes: &mut Vec<Change>, target: String, attr: Attr, before: Value, after: Value) {
+    // A value the AIR lacks is never removed: export writes refinements only (and a
+    // node shared by several elements holds the value one of them was refined to).
+    if before == after || after.is_null() {
+        return;
+    }
+    changes.push(Change {
+        target,
+        attr,
+        value: after,
+    });
 }
 
 /// Other targets whose value of `attr` the node at `object` states.

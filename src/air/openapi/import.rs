@@ -16,7 +16,7 @@ use super::refs::{self, Layer};
 use super::schema::{Flattener, View};
 use super::tree::Node;
 use super::{Imported, Note, Site, Version};
-use crate::air::{Air, AirSource, Capability, Location, Operation, Service};
+use crate::air::{Air, AirSource, Capability, Field, Location, Operation, Service};
 
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -282,6 +282,59 @@ impl<'d> Walk<'d> {
         shared: Option<(&'d Node, String)>,
     ) -> Result<Operation, OpenApiError> {
         self.map(node, at)?;
+        let id = self.operation_id(path, method, node, at)?;
+        let mut sources = BTreeMap::new();
+        let description = match node.get("description") {
+            Some(d) => ext::read(&self.doc.file, Attr::Description, d, at)?
+                .and_then(|v| v.as_str().map(str::to_string)),
+            None => None,
+        };
+        if description.is_some() {
+            sources.insert(Attr::Description, at.to_string());
+        }
+        self.sites.insert(
+            format!("op.{id}"),
+            Site {
+                use_site: at.to_string(),
+                sources,
+            },
+        );
+        if let Some(tags) = node.get("tags") {
+            self.collect_tags(&id, tags, &pointer::push(at, "tags"))?;
+        }
+        let mut fields = Vec::new();
+        self.parameters(node, at, shared, &mut fields)?;
+        self.request_body(node, at, &mut fields)?;
+        let errors = self.responses(&id, node, at, &mut fields)?;
+        self.check_unique_fields(&fields)?;
+        let mut kept = Vec::with_capacity(fields.len());
+        for (field, site) in fields {
+            self.sites
+                .insert(format!("op.{id}.{}.{}", field.location, field.name), site);
+            kept.push(field);
+        }
+        Ok(Operation {
+            id,
+            method: method.to_ascii_uppercase(),
+            path: path.to_string(),
+            description,
+            fields: kept,
+            errors,
+            inferred: Vec::new(),
+            pointer: Some(at.to_string()),
+        })
+    }
+
+    /// The AIR id of the operation at `at`: its `operationId` folded, or one made from its
+    /// method and path; refuses an `operationId` written twice or an id another operation
+    /// already has.
+    fn operation_id(
+        &mut self,
+        path: &str,
+        method: &str,
+        node: &'d Node,
+        at: &str,
+    ) -> Result<String, OpenApiError> {
         let id = match node.get("operationId") {
             Some(raw) => {
                 let raw_at = pointer::push(at, "operationId");
@@ -305,27 +358,17 @@ impl<'d> Walk<'d> {
                 ),
             ));
         }
-        let mut sources = BTreeMap::new();
-        let description = match node.get("description") {
-            Some(d) => ext::read(&self.doc.file, Attr::Description, d, at)?
-                .and_then(|v| v.as_str().map(str::to_string)),
-            None => None,
-        };
-        if description.is_some() {
-            sources.insert(Attr::Description, at.to_string());
-        }
-        self.sites.insert(
-            format!("op.{id}"),
-            Site {
-                use_site: at.to_string(),
-                sources,
-            },
-        );
-        if let Some(tags) = node.get("tags") {
-            self.collect_tags(&id, tags, &pointer::push(at, "tags"))?;
-        }
-        let mut fields = Vec::new();
-        self.parameters(node, at, shared, &mut fields)?;
+        Ok(id)
+    }
+
+    /// Adds the input body fields of the operation `node`'s `requestBody`, if it has one
+    /// with a schema.
+    fn request_body(
+        &mut self,
+        node: &'d Node,
+        at: &str,
+        fields: &mut Vec<(Field, Site)>,
+    ) -> Result<(), OpenApiError> {
         if let Some(body) = node.get("requestBody") {
             let body_at = pointer::push(at, "requestBody");
             let layers = refs::chain(self.doc, body, &body_at)?;
@@ -333,12 +376,15 @@ impl<'d> Walk<'d> {
                 refs::find(&layers, "required").and_then(|(n, _)| n.as_bool()) == Some(true);
             if let Some(schema) = self.media_schema(&layers)? {
                 let view = View::build(self.doc, schema.0, &schema.1, &mut Vec::new())?;
-                let mut f =
-                    Flattener::new(self.doc, Location::InputBody, &mut fields, &mut self.notes);
+                let mut f = Flattener::new(self.doc, Location::InputBody, fields, &mut self.notes);
                 f.descend(&view, "", required)?;
             }
         }
-        let errors = self.responses(&id, node, at, &mut fields)?;
+        Ok(())
+    }
+
+    /// Refuses the first field of an operation defined twice in one location.
+    fn check_unique_fields(&self, fields: &[(Field, Site)]) -> Result<(), OpenApiError> {
         let mut seen: HashMap<(Location, &str), usize> = HashMap::with_capacity(fields.len());
         for (i, (field, site)) in fields.iter().enumerate() {
             if let Some(&first) = seen.get(&(field.location, field.name.as_str())) {
@@ -354,23 +400,7 @@ impl<'d> Walk<'d> {
             }
             seen.insert((field.location, field.name.as_str()), i);
         }
-        drop(seen);
-        let mut kept = Vec::with_capacity(fields.len());
-        for (field, site) in fields {
-            self.sites
-                .insert(format!("op.{id}.{}.{}", field.location, field.name), site);
-            kept.push(field);
-        }
-        Ok(Operation {
-            id,
-            method: method.to_ascii_uppercase(),
-            path: path.to_string(),
-            description,
-            fields: kept,
-            errors,
-            inferred: Vec::new(),
-            pointer: Some(at.to_string()),
-        })
+        Ok(())
     }
 
     /// The schema of a body: 2.0's `schema`, or 3.x's `content` (JSON first).

@@ -10,7 +10,7 @@ use super::error::OpenApiError;
 use super::ext::{self, Attr};
 use super::import::Walk;
 use super::pointer;
-use super::refs;
+use super::refs::{self, Layer};
 use super::schema::{Flattener, View};
 use super::tree::Node;
 use super::{Note, Site};
@@ -52,54 +52,10 @@ impl<'d> Walk<'d> {
                 let Some((schema, schema_at)) = self.media_schema(&layers)? else {
                     continue;
                 };
-                let view = View::build(self.doc, schema, &schema_at, &mut Vec::new())?;
-                let mut body = Vec::new();
-                let mut f =
-                    Flattener::new(self.doc, Location::OutputBody, &mut body, &mut self.notes);
-                f.descend(&view, "", true)?;
-                for (field, site) in body {
-                    // A later success response adds only what the first did not have.
-                    let known = fields
-                        .iter()
-                        .any(|(f, _)| f.location == Location::OutputBody && f.name == field.name);
-                    if first_success || !known {
-                        fields.push((field, site));
-                    }
-                }
+                self.success_body(schema, &schema_at, first_success, fields)?;
                 first_success = false;
             } else if status >= 400 {
-                let message = match refs::find(&layers, "description") {
-                    Some((d, p)) => ext::read(&self.doc.file, Attr::Description, d, p)?
-                        .and_then(|v| v.as_str().map(str::to_string)),
-                    None => None,
-                };
-                let mut sources = BTreeMap::new();
-                let retryable = match refs::find(&layers, ext::RETRYABLE) {
-                    Some((n, p)) => {
-                        let v = ext::read(&self.doc.file, Attr::Retryable, n, p)?;
-                        if v.is_some() {
-                            sources.insert(Attr::Retryable, p.to_string());
-                        }
-                        v.and_then(|v| v.as_bool())
-                    }
-                    None => None,
-                };
-                let code = key.to_ascii_uppercase();
-                self.sites.insert(
-                    format!("op.{id}.error.{code}"),
-                    Site {
-                        use_site: resp_at.clone(),
-                        sources,
-                    },
-                );
-                errors.push(ErrorDef {
-                    code,
-                    status,
-                    message,
-                    retryable,
-                    inferred: Vec::new(),
-                    pointer: Some(resp_at),
-                });
+                errors.push(self.error_response(id, key, status, &layers, resp_at)?);
             } else {
                 self.notes.push(Note {
                     pointer: resp_at,
@@ -109,6 +65,75 @@ impl<'d> Walk<'d> {
             }
         }
         Ok(errors)
+    }
+
+    /// Adds the output body fields of a success response's `schema`: all of them for the
+    /// first success response, only those not yet known for a later one.
+    fn success_body(
+        &mut self,
+        schema: &'d Node,
+        schema_at: &str,
+        first_success: bool,
+        fields: &mut Vec<(Field, Site)>,
+    ) -> Result<(), OpenApiError> {
+        let view = View::build(self.doc, schema, schema_at, &mut Vec::new())?;
+        let mut body = Vec::new();
+        let mut f = Flattener::new(self.doc, Location::OutputBody, &mut body, &mut self.notes);
+        f.descend(&view, "", true)?;
+        for (field, site) in body {
+            // A later success response adds only what the first did not have.
+            let known = fields
+                .iter()
+                .any(|(f, _)| f.location == Location::OutputBody && f.name == field.name);
+            if first_success || !known {
+                fields.push((field, site));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error a 4xx/5xx response `key` of the operation `id` stands for, with its
+    /// description and `x-anvil-retryable`; records its site.
+    fn error_response(
+        &mut self,
+        id: &str,
+        key: &str,
+        status: u16,
+        layers: &[Layer<'d>],
+        resp_at: String,
+    ) -> Result<ErrorDef, OpenApiError> {
+        let message = match refs::find(layers, "description") {
+            Some((d, p)) => ext::read(&self.doc.file, Attr::Description, d, p)?
+                .and_then(|v| v.as_str().map(str::to_string)),
+            None => None,
+        };
+        let mut sources = BTreeMap::new();
+        let retryable = match refs::find(layers, ext::RETRYABLE) {
+            Some((n, p)) => {
+                let v = ext::read(&self.doc.file, Attr::Retryable, n, p)?;
+                if v.is_some() {
+                    sources.insert(Attr::Retryable, p.to_string());
+                }
+                v.and_then(|v| v.as_bool())
+            }
+            None => None,
+        };
+        let code = key.to_ascii_uppercase();
+        self.sites.insert(
+            format!("op.{id}.error.{code}"),
+            Site {
+                use_site: resp_at.clone(),
+                sources,
+            },
+        );
+        Ok(ErrorDef {
+            code,
+            status,
+            message,
+            retryable,
+            inferred: Vec::new(),
+            pointer: Some(resp_at),
+        })
     }
 }
 
