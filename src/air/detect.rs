@@ -140,30 +140,67 @@ const STOPWORDS: &[&str] = &[
     "response",
 ];
 
+/// An identifier's lowercase words, run together in one buffer that is reused from one name
+/// to the next: splitting a name allocates nothing once the buffers have grown.
+#[derive(Debug, Default)]
+struct Words {
+    /// The words, lowercased, with nothing between them.
+    text: String,
+    /// Where each word ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Words {
+    /// Splits `name` (snake, kebab, dotted, camel) into its words, replacing the last name.
+    fn split(&mut self, name: &str) -> &Words {
+        self.text.clear();
+        self.ends.clear();
+        let mut start = 0;
+        let mut prev_lower = false;
+        for c in name.chars() {
+            if !c.is_alphanumeric() {
+                self.end_word(&mut start);
+                prev_lower = false;
+                continue;
+            }
+            if c.is_uppercase() && prev_lower {
+                self.end_word(&mut start);
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            self.text.extend(c.to_lowercase());
+        }
+        self.end_word(&mut start);
+        self
+    }
+
+    /// Ends the word begun at `start`, if it has a letter.
+    fn end_word(&mut self, start: &mut usize) {
+        if self.text.len() > *start {
+            self.ends.push(self.text.len());
+            *start = self.text.len();
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(s, &e)| &self.text[s..e])
+    }
+
+    /// Whether one of the words, or all of them run together, is in `list`.
+    fn any_in(&self, list: &[&str]) -> bool {
+        self.iter().any(|w| list.contains(&w))
+            || (self.ends.len() > 1 && list.contains(&self.text.as_str()))
+    }
+}
+
 /// Splits an identifier (snake, kebab, dotted, camel) into lowercase words.
 #[must_use]
 pub fn name_words(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !current.is_empty() {
-            words.push(std::mem::take(&mut current));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        current.extend(c.to_lowercase());
-    }
-    if !current.is_empty() {
-        words.push(current);
-    }
-    words
+    Words::default()
+        .split(name)
+        .iter()
+        .map(str::to_string)
+        .collect()
 }
 
 fn stem(word: &str) -> &str {
@@ -177,33 +214,39 @@ fn stem(word: &str) -> &str {
 /// True when every content word of `description` already appears in `name` or `ty`.
 #[must_use]
 pub fn is_tautological(description: &str, name: &str, ty: &str) -> bool {
-    restates(description, &name_words(name), ty)
+    let mut scratch = Scratch::default();
+    scratch.name.split(name);
+    scratch.restates(description, ty)
 }
 
-/// [`is_tautological`] with the name already split into words.
-fn restates(description: &str, name_words_: &[String], ty: &str) -> bool {
-    let ty_words = name_words(ty);
-    let known: Vec<&str> = name_words_
-        .iter()
-        .chain(&ty_words)
-        .map(|w| stem(w))
-        .collect();
-    let mut content = name_words(description)
-        .into_iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .peekable();
-    content.peek().is_some() && content.all(|w| known.contains(&stem(&w)))
+/// The buffers one field's checks split its name, type and description into.
+#[derive(Debug, Default)]
+struct Scratch {
+    name: Words,
+    ty: Words,
+    description: Words,
+}
+
+impl Scratch {
+    /// [`is_tautological`] for the name already split into `self.name`.
+    fn restates(&mut self, description: &str, ty: &str) -> bool {
+        self.ty.split(ty);
+        self.description.split(description);
+        let known = |w: &str| {
+            let w = stem(w);
+            self.name.iter().chain(self.ty.iter()).any(|k| stem(k) == w)
+        };
+        let mut content = self
+            .description
+            .iter()
+            .filter(|w| !STOPWORDS.contains(w))
+            .peekable();
+        content.peek().is_some() && content.all(known)
+    }
 }
 
 fn is_blank(text: Option<&str>) -> bool {
     text.is_none_or(|t| t.trim().is_empty())
-}
-
-/// Whether one of a name's words (`parts`, from [`name_words`]), or all of them run
-/// together, is in `words`.
-fn has_word(parts: &[String], words: &[&str]) -> bool {
-    parts.iter().any(|p| words.contains(&p.as_str()))
-        || (parts.len() > 1 && words.contains(&parts.concat().as_str()))
 }
 
 /// The deterministic refinement plan for `air`.
@@ -217,10 +260,11 @@ pub fn detect(air: &Air) -> Vec<Deficiency> {
         .map(|op| 1 + op.fields.len() + op.errors.len())
         .sum();
     let mut out = Vec::with_capacity(targets);
+    let mut scratch = Scratch::default();
     for op in &air.operations {
         detect_operation(op, &mut out);
         for field in &op.fields {
-            detect_field(op, field, &mut out);
+            detect_field(op, field, &mut scratch, &mut out);
         }
         for error in &op.errors {
             detect_error(op, error, &mut out);
@@ -279,14 +323,14 @@ fn detect_operation(op: &Operation, out: &mut Vec<Deficiency>) {
     }
 }
 
-fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
+fn detect_field(op: &Operation, field: &Field, scratch: &mut Scratch, out: &mut Vec<Deficiency>) {
     let target = TargetKey::Field {
         op: op.id.clone(),
         location: field.location,
         name: field.name.clone(),
     };
     // Split once: three checks below read the name's words.
-    let words = name_words(&field.name);
+    scratch.name.split(&field.name);
     match &field.description {
         d if is_blank(d.as_deref()) => push(
             out,
@@ -295,7 +339,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
             None,
             format!("field `{}` has no description", field.name),
         ),
-        Some(d) if restates(d, &words, &field.ty) => push(
+        Some(d) if scratch.restates(d, &field.ty) => push(
             out,
             target.clone(),
             DeficiencyCode::TautologicalDescription,
@@ -305,7 +349,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
         _ => {}
     }
     let numeric = matches!(field.ty.as_str(), "integer" | "number");
-    if numeric && field.unit.is_none() && has_word(&words, QUANTITY_WORDS) {
+    if numeric && field.unit.is_none() && scratch.name.any_in(QUANTITY_WORDS) {
         push(
             out,
             target.clone(),
@@ -314,7 +358,7 @@ fn detect_field(op: &Operation, field: &Field, out: &mut Vec<Deficiency>) {
             format!("`{}` is a quantity without a unit", field.name),
         );
     }
-    if field.sensitivity.is_none() && has_word(&words, SENSITIVE_WORDS) {
+    if field.sensitivity.is_none() && scratch.name.any_in(SENSITIVE_WORDS) {
         push(
             out,
             target.clone(),
@@ -385,6 +429,25 @@ mod tests {
     fn words_split_every_naming_style() {
         assert_eq!(name_words("captureTimeoutMs"), ["capture", "timeout", "ms"]);
         assert_eq!(name_words("address.city_name"), ["address", "city", "name"]);
+        assert_eq!(name_words("HTTPStatus2xx"), ["httpstatus2xx"]);
+        assert_eq!(name_words("retry2Count"), ["retry2", "count"]);
+        assert_eq!(name_words("__a--b__"), ["a", "b"]);
+        assert_eq!(name_words("ÉtéCount"), ["été", "count"]);
+        assert!(name_words("").is_empty() && name_words("._-").is_empty());
+    }
+
+    #[test]
+    fn a_name_matches_a_word_list_by_a_word_or_by_all_its_words_run_together() {
+        let mut w = Words::default();
+        assert!(w.split("captureTimeoutMs").any_in(&["timeout"]));
+        assert!(w.split("first_name").any_in(&["firstname"]));
+        assert!(!w.split("firstname_x").any_in(&["first"]));
+        // One word alone is not "all of them run together" with another spelling.
+        assert!(!w.split("Pin").any_in(&["pinx"]));
+        // The buffer holds only the last name.
+        w.split("a_long_name");
+        assert!(!w.split("ip").any_in(&["long"]));
+        assert!(w.split("ip").any_in(&["ip"]));
     }
 
     #[test]
