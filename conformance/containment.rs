@@ -456,6 +456,30 @@ fn attestations() -> Result<(), Failed> {
         "bubblewrap run attested {:?}",
         ran.attestation
     );
+    // The attestation names every directory mounted beyond the system, the repository and
+    // the run, and claims none when there is none.
+    let also = |notes: &[String]| {
+        notes
+            .iter()
+            .find(|n| n.starts_with("also mounted read-only"))
+            .cloned()
+    };
+    ensure!(
+        also(&ran.attestation.notes).is_none(),
+        "a plan with nothing extra attested extra mounts: {:?}",
+        ran.attestation.notes
+    );
+    let extra = p.root.join("tools");
+    std::fs::create_dir_all(&extra)?;
+    let mut plan = p.plan();
+    plan.extra_ro.push(extra.clone());
+    let ran = contained(Backend::Bubblewrap, &p.spec("sh", "true"), &plan)?;
+    let named = also(&ran.attestation.notes).unwrap_or_default();
+    ensure!(
+        named.contains(&format!("`{}`", std::fs::canonicalize(&extra)?.display())),
+        "an extra read-only mount is not attested: {:?}",
+        ran.attestation.notes
+    );
     Ok(())
 }
 
