@@ -169,3 +169,17 @@ impl Attestation {
         self.enforced.contains(&guarantee)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `id` is what the CLI prints ("not enforced: …"): the name execution.json records.
+    #[test]
+    fn a_guarantees_id_is_its_recorded_name() {
+        for g in Guarantee::ALL {
+            let recorded = serde_json::to_value(g).unwrap();
+            assert_eq!(recorded.as_str(), Some(g.id()), "{g:?}");
+        }
+    }
+}
