@@ -4,10 +4,6 @@
 //!
 //! `cargo bench --bench openapi_import` (add `-- --quick` for a short run).
 
-// The binary's allocator (src/main.rs), so the bench measures what the CLI runs.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::fmt::Write as _;
 use std::hint::black_box;
 
