@@ -515,6 +515,44 @@ pub fn serve_forwards(forwards: &[Forward]) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// A request head is read whole when it is of a size clients send (8 KiB of headers,
+    /// the common server limit), with the bytes past it kept; one past the 16 KiB cap or a
+    /// closed connection is an error, never a hang.
+    #[test]
+    fn a_request_head_is_read_whole_up_to_its_cap() {
+        use std::io::Write as _;
+        let head = |pad: usize| {
+            format!(
+                "CONNECT api.example.com:443 HTTP/1.1\r\nX-Pad: {}\r\n\r\n",
+                "a".repeat(pad)
+            )
+        };
+        let (mut client, mut server) = UnixStream::pair().unwrap();
+        let writer = std::thread::spawn(move || {
+            client.write_all(head(8 * 1024).as_bytes()).unwrap();
+            client.write_all(b"tunnelled").unwrap();
+            client
+        });
+        let (read, rest) = read_head(&mut server).unwrap();
+        let _client = writer.join().unwrap();
+        assert_eq!(read, head(8 * 1024));
+        assert!(b"tunnelled".starts_with(&rest), "{rest:?}");
+
+        let (mut client, mut server) = UnixStream::pair().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = client.write_all("x".repeat(20 * 1024).as_bytes());
+            client
+        });
+        let err = read_head(&mut server).unwrap_err();
+        assert!(err.to_string().contains("too large"), "{err}");
+        drop(server);
+        let _ = writer.join();
+
+        let (client, mut server) = UnixStream::pair().unwrap();
+        drop(client);
+        assert!(read_head(&mut server).is_err());
+    }
+
     #[test]
     fn base_urls_map_to_a_forward_or_an_allowlisted_proxy() {
         assert_eq!(
