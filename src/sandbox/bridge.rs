@@ -573,6 +573,23 @@ mod tests {
         assert!(Endpoint::for_base_url("ftp://x", 3128).is_err());
     }
 
+    /// An authority is `host[:port]` or `[v6][:port]`; anything after a bracketed host
+    /// but a port is refused, never read as the default port.
+    #[test]
+    fn authorities_split_into_a_host_and_a_port() {
+        let split = |a: &str| split_host_port(a, 443);
+        assert_eq!(split("[::1]"), Some(("::1".into(), 443)));
+        assert_eq!(split("[::1]:8443"), Some(("::1".into(), 8443)));
+        assert_eq!(split("[::1]junk"), None);
+        assert_eq!(split("[::1]:x"), None);
+        assert_eq!(
+            split("user@API.Example.com:80"),
+            Some(("api.example.com".into(), 80))
+        );
+        assert_eq!(split("example.com"), Some(("example.com".into(), 443)));
+        assert_eq!(split(":80"), None);
+    }
+
     #[test]
     fn connect_targets_compare_normalised() {
         assert_eq!(
