@@ -590,6 +590,44 @@ mod tests {
         assert_eq!(split(":80"), None);
     }
 
+    /// Stopping the bridge reaches every relayed connection, on both its sides: each gets
+    /// its own id, and the upstream socket attached to it is shut down with it.
+    #[test]
+    fn stopping_shuts_down_every_live_connection_on_both_sides() {
+        use std::io::Read as _;
+        let live = Live::default();
+        let (a, mut a_peer) = UnixStream::pair().unwrap();
+        let (b, mut b_peer) = UnixStream::pair().unwrap();
+        let (ia, ib) = (live.add(&a), live.add(&b));
+        assert_ne!(ia, ib);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let tcp = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut tcp_peer, _) = listener.accept().unwrap();
+        live.upstream(ib, &tcp);
+        live.shutdown_all();
+        let wait = Some(Duration::from_secs(5));
+        a_peer.set_read_timeout(wait).unwrap();
+        b_peer.set_read_timeout(wait).unwrap();
+        tcp_peer.set_read_timeout(wait).unwrap();
+        let mut byte = [0u8; 1];
+        assert_eq!(
+            a_peer.read(&mut byte).unwrap(),
+            0,
+            "the first connection stayed open"
+        );
+        assert_eq!(
+            b_peer.read(&mut byte).unwrap(),
+            0,
+            "the second connection stayed open"
+        );
+        assert_eq!(
+            tcp_peer.read(&mut byte).unwrap(),
+            0,
+            "the upstream side stayed open"
+        );
+        drop((a, b, tcp));
+    }
+
     #[test]
     fn connect_targets_compare_normalised() {
         assert_eq!(
