@@ -628,6 +628,26 @@ mod tests {
         drop((a, b, tcp));
     }
 
+    /// Each endpoint is served on a socket of its own.
+    #[test]
+    fn every_endpoint_gets_its_own_socket() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("bridge");
+        let forward = |port| Endpoint::Forward {
+            listen_port: port,
+            target: "127.0.0.1:9".into(),
+        };
+        let mut bridge = Bridge::start(&dir, &[forward(8080), forward(8081)]).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, [Bridge::socket_name(0), Bridge::socket_name(1)]);
+        assert_ne!(Bridge::socket_name(0), Bridge::socket_name(1));
+        bridge.stop();
+    }
+
     #[test]
     fn connect_targets_compare_normalised() {
         assert_eq!(
