@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::case::RunHandle;
+use crate::case::{CaseError, RunHandle};
 use crate::cli::exit::{self, ToExitCode};
 
 #[derive(Debug, Subcommand)]
@@ -23,7 +23,10 @@ pub struct ServeArgs {
 
 pub fn run(cmd: McpCommand) -> u8 {
     match cmd {
-        McpCommand::Serve(a) => match RunHandle::open(&a.run)
+        // Opened by its absolute path, as the server hands the run's paths on.
+        McpCommand::Serve(a) => match std::path::absolute(&a.run)
+            .map_err(CaseError::io("resolve", &a.run))
+            .and_then(|dir: PathBuf| RunHandle::open(&dir))
             .map_err(crate::mcp::McpError::Case)
             .and_then(|run| crate::mcp::serve_stdio(&run))
         {
