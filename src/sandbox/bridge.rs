@@ -648,6 +648,25 @@ mod tests {
         bridge.stop();
     }
 
+    /// A bridge dropped without `stop` (an early return, a panic) still removes its
+    /// directory: no socket into the model endpoint outlives it.
+    #[test]
+    fn a_dropped_bridge_removes_its_sockets() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("bridge");
+        let bridge = Bridge::start(
+            &dir,
+            &[Endpoint::Forward {
+                listen_port: 8080,
+                target: "127.0.0.1:9".into(),
+            }],
+        )
+        .unwrap();
+        assert!(dir.join(Bridge::socket_name(0)).exists());
+        drop(bridge);
+        assert!(!dir.exists(), "the bridge directory outlived the bridge");
+    }
+
     #[test]
     fn connect_targets_compare_normalised() {
         assert_eq!(
