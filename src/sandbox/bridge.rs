@@ -667,6 +667,32 @@ mod tests {
         assert!(!dir.exists(), "the bridge directory outlived the bridge");
     }
 
+    /// Bytes a client sent past its CONNECT head go upstream first, then the rest of the
+    /// stream, and the answer comes back.
+    #[test]
+    fn a_tunnel_forwards_the_bytes_read_past_the_head_first() {
+        use std::io::{Read as _, Write as _};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let tcp = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut upstream, _) = listener.accept().unwrap();
+        let (mut client, inside) = UnixStream::pair().unwrap();
+        let tunnel = std::thread::spawn(move || pipe(inside, tcp, b"early "));
+        client.write_all(b"later").unwrap();
+        client.shutdown(Shutdown::Write).unwrap();
+        upstream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut got = Vec::new();
+        upstream.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"early later");
+        upstream.write_all(b"answer").unwrap();
+        drop(upstream);
+        let mut back = Vec::new();
+        client.read_to_end(&mut back).unwrap();
+        assert_eq!(back, b"answer");
+        tunnel.join().unwrap();
+    }
+
     #[test]
     fn connect_targets_compare_normalised() {
         assert_eq!(

@@ -462,3 +462,35 @@ pub(crate) fn wrap(spec: &ProcessSpec, plan: &SandboxPlan) -> Result<Wrapped, Sa
         extra_ro: mounts.extra,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// As execvp: only an executable regular file counts, so a directory (or a plain file)
+    /// named like the program earlier on `PATH` is passed over.
+    #[test]
+    fn a_program_on_path_is_an_executable_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            tmp.path().join("a"),
+            tmp.path().join("b"),
+            tmp.path().join("c"),
+        );
+        std::fs::create_dir_all(a.join("agent")).unwrap();
+        std::fs::set_permissions(a.join("agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(b.join("agent"), "not executable").unwrap();
+        std::fs::create_dir_all(&c).unwrap();
+        std::fs::write(c.join("agent"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(c.join("agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let env = BTreeMap::from([(
+            "PATH".to_string(),
+            format!("{}:{}:{}", a.display(), b.display(), c.display()),
+        )]);
+        assert_eq!(on_path("agent", &env, tmp.path()), Some(c.join("agent")));
+        assert_eq!(on_path("missing", &env, tmp.path()), None);
+    }
+}
