@@ -589,12 +589,23 @@ fn visible_signatures(code: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = code;
     while let Some(at) = rest.find("fn ") {
-        let before = rest[..at].trim_end();
+        let mut before = rest[..at].trim_end();
+        // `pub async fn`, `pub const fn`, `pub unsafe fn`, `pub extern "C" fn`.
+        while let Some(qualifier) = ["async", "const", "unsafe", "extern \"C\"", "extern"]
+            .iter()
+            .find(|q| before.ends_with(*q))
+        {
+            before = before[..before.len() - qualifier.len()].trim_end();
+        }
         let visible = before.ends_with("pub")
             || before.ends_with("pub(crate)")
             || before.ends_with("pub(super)");
         let sig_end = rest[at..].find(['{', ';']).map_or(rest.len(), |e| at + e);
-        if visible && is_word_at(&rest.chars().collect::<Vec<_>>(), at, "fn") {
+        let starts_word = rest[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if visible && starts_word {
             out.push(
                 rest[at..sig_end]
                     .split_whitespace()
@@ -637,10 +648,14 @@ fn nothing_above_the_case_module_takes_a_bare_run_path() {
 
 #[test]
 fn a_visible_signature_is_found_with_its_parameters() {
-    let code = "pub fn a(run: &Path) -> u8 {\n}\nfn b(run: &Path) {}\npub(crate) fn c(\n    x: u8,\n    run_dir: &Path,\n);\n";
+    let code = "pub fn a(run: &Path) -> u8 {\n}\nfn b(run: &Path) {}\npub(crate) fn c(\n    x: u8,\n    run_dir: &Path,\n);\npub async fn d() {}\nfn_e();\n";
     assert_eq!(
         visible_signatures(code),
-        ["fn a(run: &Path) -> u8", "fn c( x: u8, run_dir: &Path, )"]
+        [
+            "fn a(run: &Path) -> u8",
+            "fn c( x: u8, run_dir: &Path, )",
+            "fn d()"
+        ]
     );
 }
 

@@ -372,18 +372,7 @@ fn check_operation<'a>(
     ops: &mut BTreeSet<&'a str>,
     bad: &impl Fn(String, String) -> AirError,
 ) -> Result<(), AirError> {
-    if !is_segment_id(&op.id) {
-        return Err(bad(
-            format!("{at}.id"),
-            format!("operation id `{}` must be non-empty [A-Za-z0-9_-]", op.id),
-        ));
-    }
-    if !ops.insert(op.id.as_str()) {
-        return Err(bad(
-            format!("{at}.id"),
-            format!("duplicate operation id `{}`", op.id),
-        ));
-    }
+    unique_id("operation id", &op.id, &format!("{at}.id"), ops, bad)?;
     if !METHODS.contains(&op.method.as_str()) {
         return Err(bad(
             format!("{at}.method"),
@@ -404,6 +393,27 @@ fn check_operation<'a>(
     let mut codes = BTreeSet::new();
     for (j, error) in op.errors.iter().enumerate() {
         check_error(error, &format!("{at}.errors[{j}]"), &mut codes, bad)?;
+    }
+    Ok(())
+}
+
+/// Checks that `id` (the `what` at `path`) is key-safe and not already in `seen`, where it
+/// is then recorded.
+fn unique_id<'a>(
+    what: &str,
+    id: &'a str,
+    path: &str,
+    seen: &mut BTreeSet<&'a str>,
+    bad: &impl Fn(String, String) -> AirError,
+) -> Result<(), AirError> {
+    if !is_segment_id(id) {
+        return Err(bad(
+            path.to_string(),
+            format!("{what} `{id}` must be non-empty [A-Za-z0-9_-]"),
+        ));
+    }
+    if !seen.insert(id) {
+        return Err(bad(path.to_string(), format!("duplicate {what} `{id}`")));
     }
     Ok(())
 }
@@ -465,21 +475,7 @@ fn check_error<'a>(
     codes: &mut BTreeSet<&'a str>,
     bad: &impl Fn(String, String) -> AirError,
 ) -> Result<(), AirError> {
-    if !is_segment_id(&error.code) {
-        return Err(bad(
-            format!("{at}.code"),
-            format!(
-                "error code `{}` must be non-empty [A-Za-z0-9_-]",
-                error.code
-            ),
-        ));
-    }
-    if !codes.insert(error.code.as_str()) {
-        return Err(bad(
-            format!("{at}.code"),
-            format!("duplicate error code `{}`", error.code),
-        ));
-    }
+    unique_id("error code", &error.code, &format!("{at}.code"), codes, bad)?;
     if !(100..=599).contains(&error.status) {
         return Err(bad(
             format!("{at}.status"),
@@ -502,18 +498,13 @@ fn check_capabilities(
     let mut caps = BTreeSet::new();
     for (i, cap) in capabilities.iter().enumerate() {
         let at = format!("capabilities[{i}]");
-        if !is_segment_id(&cap.id) {
-            return Err(bad(
-                format!("{at}.id"),
-                format!("capability id `{}` must be non-empty [A-Za-z0-9_-]", cap.id),
-            ));
-        }
-        if !caps.insert(cap.id.as_str()) {
-            return Err(bad(
-                format!("{at}.id"),
-                format!("duplicate capability id `{}`", cap.id),
-            ));
-        }
+        unique_id(
+            "capability id",
+            &cap.id,
+            &format!("{at}.id"),
+            &mut caps,
+            bad,
+        )?;
         for (j, op) in cap.operation_ids.iter().enumerate() {
             if !ops.contains(op.as_str()) {
                 return Err(bad(

@@ -73,7 +73,7 @@ fn two_values(constraint: Option<&ValueConstraint>) -> (Value, Value) {
 /// returned: it becomes the reason of the decline.
 pub fn run(run: &crate::case::RunHandle, label: &LabelDoc) -> Result<OracleRun, CaseError> {
     let agent = Agent::new(run.clone());
-    match play(&agent, &agent.case, label) {
+    match play(&agent, agent.case(), label) {
         Ok(done) => Ok(done),
         Err(e) => decline_after(&agent, 1, format!("a rail refused: {e}")),
     }
@@ -103,35 +103,40 @@ fn play(
     }
     let refs: Vec<&str> = artifacts.iter().map(String::as_str).collect();
     let contract = &case.policy.contract;
-    let output = contract.outputs.first().cloned();
+    // Every status but a decline plays the skill's output.
+    let with_output =
+        |play: &dyn Fn(&OutputSpec) -> Result<OracleRun, CaseError>| match contract.outputs.first()
+        {
+            Some(output) => play(output),
+            None => decline_after(agent, actions + 1, "the skill has no output".into()),
+        };
     match expect.status {
-        Status::ProposalGenerated => propose_label(agent, expect, output, &refs, actions),
-        Status::Supported => support_current(agent, case, output, &refs, actions),
-        Status::Conflicted => record_conflict(agent, contract, output, &refs, actions),
+        Status::ProposalGenerated => {
+            with_output(&|output| propose_label(agent, expect, output, &refs, actions))
+        }
+        Status::Supported => {
+            with_output(&|output| support_current(agent, case, output, &refs, actions))
+        }
+        Status::Conflicted => {
+            with_output(&|output| record_conflict(agent, contract, output, &refs, actions))
+        }
         status @ (Status::InsufficientEvidence | Status::BlockedByMissingSource) => {
-            actions += 1;
             agent.finalize(Some(status), Some("the label declines"))?;
-            Ok(OracleRun {
-                actions,
-                reason: None,
-            })
+            Ok(OracleRun::finished(actions + 1))
         }
     }
 }
 
 /// `proposal_generated`: claims, proposes and finalizes the value the label wants for the
-/// skill's output, citing every region; declines when there is no output, no labelled
-/// value or validation fails.
+/// skill's output, citing every region; declines when the label gives no value or
+/// validation fails.
 fn propose_label(
     agent: &Agent,
     expect: &Expect,
-    output: Option<OutputSpec>,
+    output: &OutputSpec,
     refs: &[&str],
     mut actions: u32,
 ) -> Result<OracleRun, CaseError> {
-    let Some(output) = output else {
-        return decline_after(agent, actions + 1, "the skill has no output".into());
-    };
     let Some(rule) = expect.values.get(&output.field).and_then(|e| e.rule().ok()) else {
         return decline_after(
             agent,
@@ -152,24 +157,18 @@ fn propose_label(
     }
     actions += 1;
     agent.finalize(None, None)?;
-    Ok(OracleRun {
-        actions,
-        reason: None,
-    })
+    Ok(OracleRun::finished(actions))
 }
 
 /// `supported`: claims the output's current value on every region and finalizes as
-/// supported; declines when there is no output or it has no current value.
+/// supported; declines when the output has no current value.
 fn support_current(
     agent: &Agent,
     case: &crate::case::CaseDoc,
-    output: Option<OutputSpec>,
+    output: &OutputSpec,
     refs: &[&str],
     mut actions: u32,
 ) -> Result<OracleRun, CaseError> {
-    let Some(output) = output else {
-        return decline_after(agent, actions + 1, "the skill has no output".into());
-    };
     let current = case
         .target
         .current
@@ -190,25 +189,18 @@ fn support_current(
         Some(Status::Supported),
         Some("the cited regions state the current value"),
     )?;
-    Ok(OracleRun {
-        actions,
-        reason: None,
-    })
+    Ok(OracleRun::finished(actions))
 }
 
 /// `conflicted`: claims two different admissible values, one on the first region and one
-/// on the rest, and finalizes as conflicted; declines when there is no output or fewer
-/// than two regions.
+/// on the rest, and finalizes as conflicted; declines with fewer than two regions.
 fn record_conflict(
     agent: &Agent,
     contract: &SkillPolicy,
-    output: Option<OutputSpec>,
+    output: &OutputSpec,
     refs: &[&str],
     mut actions: u32,
 ) -> Result<OracleRun, CaseError> {
-    let Some(output) = output else {
-        return decline_after(agent, actions + 1, "the skill has no output".into());
-    };
     if refs.len() < 2 {
         return decline_after(
             agent,
@@ -225,10 +217,17 @@ fn record_conflict(
         Some(Status::Conflicted),
         Some("the labelled sources disagree"),
     )?;
-    Ok(OracleRun {
-        actions,
-        reason: None,
-    })
+    Ok(OracleRun::finished(actions))
+}
+
+impl OracleRun {
+    /// A run that ended as the label asked, after `actions` rail calls.
+    fn finished(actions: u32) -> OracleRun {
+        OracleRun {
+            actions,
+            reason: None,
+        }
+    }
 }
 
 /// Ends the run with an honest decline after a refusal, keeping the refusal as the reason.

@@ -214,8 +214,8 @@ fn run_in(
         &[("run", run.dir()), ("repo", world.repo.as_path())],
         ctx.vault.canaries(),
     );
-    let reached_labels =
-        matches!(arm, Arm::CheaterReach).then(|| cheater_reached(&run.dir().join("workspace")));
+    let reached_labels = matches!(arm, Arm::CheaterReach)
+        .then(|| cheater_reached(&run.dir().join(crate::case::run::WORKSPACE_DIR)));
 
     // Only now the label (R-BAT-2).
     let proof = Closed::check(&run).map_err(|e| infra("ending the case", e))?;
@@ -563,18 +563,11 @@ fn process(
 mod tests {
     use super::*;
 
-    /// A run dir whose workspace holds `report` as the reaching cheater's account (or none).
-    fn run_with(report: Option<&str>) -> tempfile::TempDir {
+    /// A workspace holding `report` as the reaching cheater's account (or none).
+    fn workspace_with(report: Option<&str>) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("workspace")).unwrap();
         if let Some(text) = report {
-            std::fs::write(
-                dir.path()
-                    .join("workspace")
-                    .join(super::super::cheater::REPORT),
-                text,
-            )
-            .unwrap();
+            std::fs::write(dir.path().join(super::super::cheater::REPORT), text).unwrap();
         }
         dir
     }
@@ -590,12 +583,8 @@ mod tests {
             (Some(r#"{"reached": ["labels/a.json"]}"#), true),
             (Some(r#"{"reached": []}"#), false),
         ] {
-            let dir = run_with(report);
-            assert_eq!(
-                cheater_reached(&dir.path().join("workspace")),
-                reached,
-                "report {report:?}"
-            );
+            let dir = workspace_with(report);
+            assert_eq!(cheater_reached(dir.path()), reached, "report {report:?}");
         }
     }
 }

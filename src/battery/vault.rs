@@ -29,7 +29,8 @@ pub struct Vault {
 /// Proof that a case run's answer is fixed: closed, or finalized when close refused.
 #[derive(Debug, Clone)]
 pub struct Closed {
-    run_dir: PathBuf,
+    /// Private: only [`Closed::check`] makes one.
+    _proof: (),
 }
 
 impl Closed {
@@ -45,14 +46,7 @@ impl Closed {
         if !matches!(lc.state, State::Closed | State::Finalized) {
             return Err(VaultError::NotEnded(lc.state));
         }
-        Ok(Closed {
-            run_dir: run.dir().to_path_buf(),
-        })
-    }
-
-    #[must_use]
-    pub fn run_dir(&self) -> &Path {
-        &self.run_dir
+        Ok(Closed { _proof: () })
     }
 }
 

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use crate::case::{CaseError, RunHandle};
 use crate::cli::exit::{self, ToExitCode};
 use crate::driver::investigate::{InvestigateError, InvestigateReport};
 use crate::driver::scripted::{ScriptDoc, ScriptedAgentDriver};
@@ -159,10 +158,7 @@ pub fn run(a: &InvestigateArgs) -> u8 {
     };
     // Opened by its absolute path, as the agent (whose working directory it becomes) is
     // handed every path.
-    let run = match std::path::absolute(&a.run)
-        .map_err(CaseError::io("resolve", &a.run))
-        .and_then(|dir: PathBuf| RunHandle::open(&dir))
-    {
+    let run = match super::open_absolute(&a.run) {
         Ok(run) => run,
         Err(e) => return fail(&InvestigateError::Case(e), a.json),
     };

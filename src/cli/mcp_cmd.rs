@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::case::{CaseError, RunHandle};
 use crate::cli::exit::{self, ToExitCode};
 
 #[derive(Debug, Subcommand)]
@@ -24,9 +23,7 @@ pub struct ServeArgs {
 pub fn run(cmd: McpCommand) -> u8 {
     match cmd {
         // Opened by its absolute path, as the server hands the run's paths on.
-        McpCommand::Serve(a) => match std::path::absolute(&a.run)
-            .map_err(CaseError::io("resolve", &a.run))
-            .and_then(|dir: PathBuf| RunHandle::open(&dir))
+        McpCommand::Serve(a) => match super::open_absolute(&a.run)
             .map_err(crate::mcp::McpError::Case)
             .and_then(|run| crate::mcp::serve_stdio(&run))
         {

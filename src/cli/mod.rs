@@ -143,6 +143,13 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Opens the run at `dir` by its absolute path, for a command that hands the run's paths to
+/// a process working elsewhere (an agent, an MCP client), so errors name that same path.
+fn open_absolute(dir: &std::path::Path) -> Result<crate::case::RunHandle, CaseError> {
+    let dir = std::path::absolute(dir).map_err(CaseError::io("resolve", dir))?;
+    crate::case::RunHandle::open(&dir)
+}
+
 /// Prints a refusal and returns its exit code.
 pub(crate) fn fail(err: &CaseError, json: bool) -> u8 {
     let code = err.exit_code();

@@ -20,16 +20,19 @@ use crate::case::{CaseDoc, CaseError, RunHandle};
 /// The handle a script investigates through.
 pub struct Agent {
     run: RunHandle,
-    /// The case the script investigates (the run's case.json).
-    pub case: CaseDoc,
 }
 
 impl Agent {
     /// A script's hands on the open run.
     #[must_use]
     pub fn new(run: RunHandle) -> Agent {
-        let case = run.doc().clone();
-        Agent { run, case }
+        Agent { run }
+    }
+
+    /// The case the script investigates (the run's case.json).
+    #[must_use]
+    pub fn case(&self) -> &CaseDoc {
+        self.run.doc()
     }
 
     /// The open run.
@@ -121,18 +124,18 @@ impl Agent {
     /// Any error of [`Agent::write_output`].
     pub fn propose(&self, value: Value, claims: &[&str], rationale: &str) -> Result<(), CaseError> {
         let field = self
-            .case
+            .case()
             .policy
             .contract
             .writable_fields()
             .first()
             .map(ToString::to_string)
             .unwrap_or_default();
-        let target = self.case.target.key.to_string();
+        let target = self.case().target.key.to_string();
         let doc = json!({
             "format": "anvil-proposal", "formatVersion": 1,
-            "skill": self.case.identity.skill, "skillVersion": self.case.identity.skill_version,
-            "deficiency": self.case.task.deficiency, "target": target,
+            "skill": self.case().identity.skill, "skillVersion": self.case().identity.skill_version,
+            "deficiency": self.case().task.deficiency, "target": target,
             "patch": {"target": target, "set": {&field: value}},
             "grounding": {&field: claims}, "confidence": 0.9, "rationale": rationale,
         });

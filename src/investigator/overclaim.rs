@@ -44,7 +44,7 @@ pub fn wrong_value(constraint: Option<&ValueConstraint>, right: Option<&Value>) 
 /// not an error).
 pub fn run(run: &RunHandle, right: Option<&Value>) -> Result<Conclusion, CaseError> {
     let agent = Agent::new(run.clone());
-    let case = &agent.case;
+    let case = agent.case();
     let mut actions = 0u32;
     let decline = |agent: &Agent, actions: u32, reason: String| {
         agent
