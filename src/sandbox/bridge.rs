@@ -359,18 +359,27 @@ fn connect(target: &str) -> io::Result<TcpStream> {
 /// Reads an HTTP request head; returns it and any bytes read past it.
 fn read_head(stream: &mut UnixStream) -> io::Result<(String, Vec<u8>)> {
     stream.set_read_timeout(Some(HEAD_TIMEOUT))?;
+    let head = head_from(stream)?;
+    stream.set_read_timeout(None)?;
+    Ok(head)
+}
+
+/// The head and the bytes past it, from reads of whatever sizes the reader gives.
+fn head_from(reader: &mut impl Read) -> io::Result<(String, Vec<u8>)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 2048];
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             let rest = buf.split_off(end + 4);
-            stream.set_read_timeout(None)?;
             return Ok((String::from_utf8_lossy(&buf).into_owned(), rest));
         }
-        if buf.len() > MAX_HEAD {
+        if buf.len() >= MAX_HEAD {
             return Err(io::Error::other("request head too large"));
         }
-        let n = stream.read(&mut chunk)?;
+        // Never read past the cap: a head of MAX_HEAD bytes fits, one byte more does not,
+        // whatever sizes the reads come in.
+        let room = (MAX_HEAD - buf.len()).min(chunk.len());
+        let n = reader.read(&mut chunk[..room])?;
         if n == 0 {
             return Err(io::Error::other(
                 "connection closed before the request head",
@@ -516,8 +525,8 @@ mod tests {
     use super::*;
 
     /// A request head is read whole when it is of a size clients send (8 KiB of headers,
-    /// the common server limit), with the bytes past it kept; one past the 16 KiB cap or a
-    /// closed connection is an error, never a hang.
+    /// the common server limit), with the bytes past it kept, and when it is exactly the
+    /// 16 KiB cap; one byte past the cap or a closed connection is an error, never a hang.
     #[test]
     fn a_request_head_is_read_whole_up_to_its_cap() {
         use std::io::Write as _;
@@ -538,6 +547,28 @@ mod tests {
         assert_eq!(read, head(8 * 1024));
         assert!(b"tunnelled".starts_with(&rest), "{rest:?}");
 
+        // Exactly at the cap, then one byte past it, written in one go so one read could
+        // take more than the room left.
+        let at_cap = MAX_HEAD - head(0).len();
+        let (mut client, mut server) = UnixStream::pair().unwrap();
+        let writer = std::thread::spawn(move || {
+            client.write_all(head(at_cap).as_bytes()).unwrap();
+            client
+        });
+        let (read, rest) = read_head(&mut server).unwrap();
+        let _client = writer.join().unwrap();
+        assert_eq!((read.len(), rest.len()), (MAX_HEAD, 0));
+
+        let (mut client, mut server) = UnixStream::pair().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = client.write_all(head(at_cap + 1).as_bytes());
+            client
+        });
+        let err = read_head(&mut server).unwrap_err();
+        assert!(err.to_string().contains("too large"), "{err}");
+        drop(server);
+        let _ = writer.join();
+
         let (mut client, mut server) = UnixStream::pair().unwrap();
         let writer = std::thread::spawn(move || {
             let _ = client.write_all("x".repeat(20 * 1024).as_bytes());
@@ -551,6 +582,27 @@ mod tests {
         let (client, mut server) = UnixStream::pair().unwrap();
         drop(client);
         assert!(read_head(&mut server).is_err());
+    }
+
+    /// The cap holds for reads that do not divide it: a reader giving 1,000 bytes at a
+    /// time never takes the head past 16 KiB.
+    #[test]
+    fn the_head_cap_holds_for_reads_of_any_size() {
+        struct Trickle(std::io::Cursor<Vec<u8>>);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = buf.len().min(1000);
+                self.0.read(&mut buf[..n])
+            }
+        }
+        let head = |pad: usize| format!("GET / HTTP/1.1\r\nX-Pad: {}\r\n\r\n", "a".repeat(pad));
+        let at_cap = MAX_HEAD - head(0).len();
+        let mut exact = Trickle(std::io::Cursor::new(head(at_cap).into_bytes()));
+        let (read, rest) = head_from(&mut exact).unwrap();
+        assert_eq!((read.len(), rest.len()), (MAX_HEAD, 0));
+        let mut over = Trickle(std::io::Cursor::new(head(at_cap + 1).into_bytes()));
+        let err = head_from(&mut over).unwrap_err();
+        assert!(err.to_string().contains("too large"), "{err}");
     }
 
     #[test]
