@@ -106,6 +106,25 @@ fn print_matrix(checks: &[Check]) {
     );
 }
 
+/// `ANVIL_FAIL_FAST=1`: the first failing trial ends the whole run with exit code 101,
+/// as `cargo test` does for a failing binary. For mutation testing, where one failure
+/// is the whole answer and the rest of the suite is time spent for nothing; never set in CI,
+/// where every failure should be reported.
+fn stop_at_failure(name: &str, run: fn() -> Result<(), Failed>) -> Result<(), Failed> {
+    let outcome = std::panic::catch_unwind(run);
+    let message = match &outcome {
+        Ok(Ok(())) => return Ok(()),
+        Ok(Err(failed)) => failed.message().unwrap_or("failed").to_owned(),
+        Err(panic) => panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "panicked".to_owned()),
+    };
+    eprintln!("\nANVIL_FAIL_FAST: {name} failed, stopping the suite:\n{message}");
+    std::process::exit(101);
+}
+
 fn main() -> ExitCode {
     let checks = discover();
     let mut raw: Vec<String> = std::env::args().collect();
@@ -116,11 +135,17 @@ fn main() -> ExitCode {
     }
     let args = Arguments::from_iter(raw);
     let trace = traceability::check(&checks);
+    let fail_fast = std::env::var_os("ANVIL_FAIL_FAST").is_some_and(|v| !v.is_empty());
     let mut trials: Vec<libtest_mimic::Trial> = checks
         .iter()
         .map(|c| {
-            let run = c.run;
-            libtest_mimic::Trial::test(c.name, run).with_kind(c.rules.join(","))
+            let (name, run) = (c.name, c.run);
+            let trial = if fail_fast {
+                libtest_mimic::Trial::test(name, move || stop_at_failure(name, run))
+            } else {
+                libtest_mimic::Trial::test(name, run)
+            };
+            trial.with_kind(c.rules.join(","))
         })
         .collect();
     trials.push(
