@@ -3,19 +3,20 @@
 //! Invariant: the same AIR always yields the same plan, in document order. Nothing here
 //! reads a repository or guesses; a deficiency is a property of the AIR alone.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::model::{Air, ErrorDef, Field, Operation};
 use super::target::TargetKey;
 use crate::skill::{DeficiencyCode, Severity, registry};
 
-/// One detected deficiency.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One detected deficiency. (Serialized for `detect --json` and the reports; never read
+/// back, so its skill can be the built-in registry's own name rather than a copy.)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Deficiency {
     pub target: TargetKey,
     pub code: DeficiencyCode,
-    pub skill: String,
+    pub skill: &'static str,
     pub severity: Severity,
     /// For `unproven_inferred_value`: the attribute a heuristic set.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -259,63 +260,92 @@ pub fn detect(air: &Air) -> Vec<Deficiency> {
         .iter()
         .map(|op| 1 + op.fields.len() + op.errors.len())
         .sum();
-    let mut out = Vec::with_capacity(targets);
+    let mut plan = Plan {
+        out: Vec::with_capacity(targets),
+        found: Vec::new(),
+    };
     let mut scratch = Scratch::default();
     for op in &air.operations {
-        detect_operation(op, &mut out);
+        detect_operation(op, &mut plan);
         for field in &op.fields {
-            detect_field(op, field, &mut scratch, &mut out);
+            detect_field(op, field, &mut scratch, &mut plan);
         }
         for error in &op.errors {
-            detect_error(op, error, &mut out);
+            detect_error(op, error, &mut plan);
         }
     }
-    out
+    plan.out
 }
 
-fn push(
-    out: &mut Vec<Deficiency>,
-    target: TargetKey,
-    code: DeficiencyCode,
-    attribute: Option<&str>,
-    detail: String,
-) {
-    let kind = target.kind();
-    let skill = match (code, attribute) {
-        (DeficiencyCode::UnprovenInferredValue, Some(attr)) => registry().writer_of(kind, attr),
-        _ => registry()
-            .skills
-            .iter()
-            .find(|s| s.target_kind == kind && s.policy.triggers.contains(&code)),
-    };
-    // Every code the detector emits has a skill in the built-in registry (unit-tested);
-    // a code without one is not a refinable deficiency and is not planned.
-    let Some(skill) = skill else { return };
-    out.push(Deficiency {
-        target,
-        code,
-        skill: skill.name.clone(),
-        severity: code.severity(),
-        attribute: attribute.map(str::to_string),
-        detail,
-    });
+/// The plan so far, and what was found on the target being checked before its key is
+/// built: a target with nothing to refine costs no key, and the last deficiency on a target
+/// takes the key itself rather than a copy. (A 5,000-operation AIR has ~100k targets; the
+/// allocations were most of `detect`'s time.)
+struct Plan<'a> {
+    out: Vec<Deficiency>,
+    found: Vec<(DeficiencyCode, Option<&'a str>, String)>,
 }
 
-fn detect_operation(op: &Operation, out: &mut Vec<Deficiency>) {
-    let target = TargetKey::Operation { op: op.id.clone() };
+impl<'a> Plan<'a> {
+    fn found(&mut self, code: DeficiencyCode, attribute: Option<&'a str>, detail: String) {
+        self.found.push((code, attribute, detail));
+    }
+
+    /// Plans what was found on `target` (built only now, and only if something was).
+    fn target(&mut self, target: impl FnOnce() -> TargetKey) {
+        if self.found.is_empty() {
+            return;
+        }
+        let target = target();
+        let kind = target.kind();
+        let mut target = Some(target);
+        let last = self.found.len() - 1;
+        for (i, (code, attribute, detail)) in self.found.drain(..).enumerate() {
+            let skill = match (code, attribute) {
+                (DeficiencyCode::UnprovenInferredValue, Some(attr)) => {
+                    registry().writer_of(kind, attr)
+                }
+                _ => registry()
+                    .skills
+                    .iter()
+                    .find(|s| s.target_kind == kind && s.policy.triggers.contains(&code)),
+            };
+            // Every code the detector emits has a skill in the built-in registry (unit-tested);
+            // a code without one is not a refinable deficiency and is not planned.
+            let Some(skill) = skill else { continue };
+            let key = if i == last {
+                target.take()
+            } else {
+                target.clone()
+            };
+            let Some(target) = key else { continue };
+            self.out.push(Deficiency {
+                target,
+                code,
+                skill: &skill.name,
+                severity: code.severity(),
+                attribute: attribute.map(str::to_string),
+                detail,
+            });
+        }
+    }
+}
+
+fn detect_operation<'a>(op: &'a Operation, plan: &mut Plan<'a>) {
     if is_blank(op.description.as_deref()) {
-        push(
-            out,
-            target.clone(),
+        plan.found(
             DeficiencyCode::MissingOperationDescription,
             None,
             format!("{} {} has no description", op.method, op.path),
         );
     }
-    for attr in &op.inferred {
-        push(
-            out,
-            target.clone(),
+    inferred(&op.inferred, plan);
+    plan.target(|| TargetKey::Operation { op: op.id.clone() });
+}
+
+fn inferred<'a>(attributes: &'a [String], plan: &mut Plan<'a>) {
+    for attr in attributes {
+        plan.found(
             DeficiencyCode::UnprovenInferredValue,
             Some(attr),
             format!("{attr} was set by a heuristic and is unproven"),
@@ -323,25 +353,16 @@ fn detect_operation(op: &Operation, out: &mut Vec<Deficiency>) {
     }
 }
 
-fn detect_field(op: &Operation, field: &Field, scratch: &mut Scratch, out: &mut Vec<Deficiency>) {
-    let target = TargetKey::Field {
-        op: op.id.clone(),
-        location: field.location,
-        name: field.name.clone(),
-    };
+fn detect_field<'a>(op: &Operation, field: &'a Field, scratch: &mut Scratch, plan: &mut Plan<'a>) {
     // Split once: three checks below read the name's words.
     scratch.name.split(&field.name);
     match &field.description {
-        d if is_blank(d.as_deref()) => push(
-            out,
-            target.clone(),
+        d if is_blank(d.as_deref()) => plan.found(
             DeficiencyCode::MissingFieldDescription,
             None,
             format!("field `{}` has no description", field.name),
         ),
-        Some(d) if scratch.restates(d, &field.ty) => push(
-            out,
-            target.clone(),
+        Some(d) if scratch.restates(d, &field.ty) => plan.found(
             DeficiencyCode::TautologicalDescription,
             None,
             format!("description \"{d}\" only restates the name"),
@@ -350,18 +371,14 @@ fn detect_field(op: &Operation, field: &Field, scratch: &mut Scratch, out: &mut 
     }
     let numeric = matches!(field.ty.as_str(), "integer" | "number");
     if numeric && field.unit.is_none() && scratch.name.any_in(QUANTITY_WORDS) {
-        push(
-            out,
-            target.clone(),
+        plan.found(
             DeficiencyCode::UnitAmbiguousField,
             None,
             format!("`{}` is a quantity without a unit", field.name),
         );
     }
     if field.sensitivity.is_none() && scratch.name.any_in(SENSITIVE_WORDS) {
-        push(
-            out,
-            target.clone(),
+        plan.found(
             DeficiencyCode::UnclassifiedSensitiveField,
             None,
             format!(
@@ -370,26 +387,17 @@ fn detect_field(op: &Operation, field: &Field, scratch: &mut Scratch, out: &mut 
             ),
         );
     }
-    for attr in &field.inferred {
-        push(
-            out,
-            target.clone(),
-            DeficiencyCode::UnprovenInferredValue,
-            Some(attr),
-            format!("{attr} was set by a heuristic and is unproven"),
-        );
-    }
+    inferred(&field.inferred, plan);
+    plan.target(|| TargetKey::Field {
+        op: op.id.clone(),
+        location: field.location,
+        name: field.name.clone(),
+    });
 }
 
-fn detect_error(op: &Operation, error: &ErrorDef, out: &mut Vec<Deficiency>) {
-    let target = TargetKey::Error {
-        op: op.id.clone(),
-        code: error.code.clone(),
-    };
+fn detect_error<'a>(op: &Operation, error: &'a ErrorDef, plan: &mut Plan<'a>) {
     if error.retryable.is_none() {
-        push(
-            out,
-            target.clone(),
+        plan.found(
             DeficiencyCode::ErrorRetryabilityUnclear,
             None,
             format!(
@@ -398,15 +406,11 @@ fn detect_error(op: &Operation, error: &ErrorDef, out: &mut Vec<Deficiency>) {
             ),
         );
     }
-    for attr in &error.inferred {
-        push(
-            out,
-            target.clone(),
-            DeficiencyCode::UnprovenInferredValue,
-            Some(attr),
-            format!("{attr} was set by a heuristic and is unproven"),
-        );
-    }
+    inferred(&error.inferred, plan);
+    plan.target(|| TargetKey::Error {
+        op: op.id.clone(),
+        code: error.code.clone(),
+    });
 }
 
 /// Deficiencies on one target that a given skill triggers on.

@@ -367,7 +367,7 @@ pub(crate) fn render_summary(
     for d in plan {
         match by_skill.iter_mut().find(|(s, _)| *s == d.skill) {
             Some((_, n)) => *n += 1,
-            None => by_skill.push((d.skill.clone(), 1)),
+            None => by_skill.push((d.skill.to_string(), 1)),
         }
     }
     by_skill.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));

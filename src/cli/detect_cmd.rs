@@ -71,7 +71,7 @@ pub fn detect(args: &DetectArgs) -> u8 {
         let rows = plan.iter().map(|d| Row {
             target: d.target.to_string(),
             code: d.code.to_string(),
-            skill: d.skill.clone(),
+            skill: d.skill.to_string(),
             severity: d.severity.to_string(),
             detail: d.detail.clone(),
         });

@@ -55,7 +55,7 @@ pub fn summarize(air: &Air, plan: &[Deficiency]) -> Vec<OperationSummary> {
                         }
                     }
                     None => skills.push(SkillCount {
-                        skill: d.skill.clone(),
+                        skill: d.skill.to_string(),
                         count: 1,
                         targets: vec![short],
                     }),
