@@ -493,4 +493,49 @@ mod tests {
         assert_eq!(on_path("agent", &env, tmp.path()), Some(c.join("agent")));
         assert_eq!(on_path("missing", &env, tmp.path()), None);
     }
+
+    /// A program named by a path resolves as the runner would: an executable file is the
+    /// program, a plain file is not executable, a missing one is not found (not on PATH).
+    #[test]
+    fn a_program_named_by_path_resolves_with_the_runners_errors() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("agent"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(
+            tmp.path().join("agent"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::write(tmp.path().join("plain"), "not executable").unwrap();
+        let spec = |program: &str| ProcessSpec {
+            program: program.to_string(),
+            args: Vec::new(),
+            cwd: tmp.path().to_path_buf(),
+            env: BTreeMap::new(),
+            timeout: std::time::Duration::from_secs(1),
+            install_hint: None,
+            log_path: None,
+        };
+        assert_eq!(
+            resolve_program(&spec("./agent")).unwrap(),
+            tmp.path().join("./agent")
+        );
+        assert!(matches!(
+            resolve_program(&spec("./plain")),
+            Err(SandboxError::Program(RunnerError::NotExecutable { .. }))
+        ));
+        assert!(matches!(
+            resolve_program(&spec("./missing")),
+            Err(SandboxError::Program(RunnerError::NotFound {
+                on_path: false,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            resolve_program(&spec("")),
+            Err(SandboxError::Program(RunnerError::NotFound {
+                on_path: true,
+                ..
+            }))
+        ));
+    }
 }
