@@ -494,6 +494,42 @@ mod tests {
         assert_eq!(on_path("missing", &env, tmp.path()), None);
     }
 
+    /// The directories mounted for a program: where it was found and where its symlink
+    /// really leads, and for a `#!/usr/bin/env NAME` script where NAME is on PATH; never a
+    /// system directory (`/usr/bin`, where `env` lives, is mounted anyway).
+    #[test]
+    fn a_programs_own_directories_are_found_through_links_and_its_interpreter() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let (bin, real, interp_dir) = (root.join("bin"), root.join("lib/real"), root.join("node"));
+        for d in [&bin, &real, &interp_dir] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let exe = |p: &Path, body: &str| {
+            std::fs::write(p, body).unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        exe(&real.join("agent"), "#!/usr/bin/env -S mynode --flag\n");
+        exe(&interp_dir.join("mynode"), "");
+        std::os::unix::fs::symlink(real.join("agent"), bin.join("agent")).unwrap();
+        let env = BTreeMap::from([("PATH".to_string(), interp_dir.display().to_string())]);
+        assert_eq!(
+            program_dirs(&bin.join("agent"), &env, &root),
+            [bin.clone(), real.clone(), interp_dir.clone()]
+        );
+        // An interpreter named by its path is mounted from where it is.
+        exe(
+            &real.join("direct"),
+            &format!("#!{}\n", interp_dir.join("mynode").display()),
+        );
+        assert_eq!(
+            program_dirs(&real.join("direct"), &BTreeMap::new(), &root),
+            [real.clone(), interp_dir.clone()]
+        );
+        // A program in a system directory needs nothing more.
+        assert!(program_dirs(Path::new("/usr/bin/env"), &env, &root).is_empty());
+    }
+
     /// A program named by a path resolves as the runner would: an executable file is the
     /// program, a plain file is not executable, a missing one is not found (not on PATH).
     #[test]
