@@ -345,3 +345,157 @@ fn walk(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?} failed in {}", dir.display());
+    }
+
+    fn git_repo() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        std::fs::write(root.join("b.txt"), "two\n").unwrap();
+        std::fs::write(root.join("c.txt"), "three\n").unwrap();
+        run_git(root, &["init", "-q"]);
+        run_git(root, &["add", "."]);
+        run_git(root, &["commit", "-q", "-m", "first"]);
+        tmp
+    }
+
+    fn changes(root: &Path, exclude: &[PathBuf], act: impl FnOnce(&Path)) -> Vec<String> {
+        let before = RepoSnapshot::capture(root, exclude).unwrap();
+        act(root);
+        RepoSnapshot::capture(root, exclude)
+            .unwrap()
+            .changes_since(&before)
+    }
+
+    /// Every kind of change to a git work tree is named, and nothing is named when nothing
+    /// changed: a file edited, edited again while already dirty, deleted, renamed, a new
+    /// untracked file, a commit, a new branch, the config, a hook.
+    #[test]
+    fn every_change_to_a_git_work_tree_is_named() {
+        let repo = git_repo();
+        let root = &std::fs::canonicalize(repo.path()).unwrap();
+        assert!(matches!(
+            RepoSnapshot::capture(root, &[]).unwrap(),
+            RepoSnapshot::Git { head: Some(_), .. }
+        ));
+        assert_eq!(changes(root, &[], |_| {}), Vec::<String>::new());
+        let edit = |r: &Path| std::fs::write(r.join("a.txt"), "changed\n").unwrap();
+        assert_eq!(changes(root, &[], edit), ["a.txt"]);
+        let again = |r: &Path| std::fs::write(r.join("a.txt"), "changed again\n").unwrap();
+        assert_eq!(changes(root, &[], again), ["a.txt"]);
+        let deleted = |r: &Path| std::fs::remove_file(r.join("b.txt")).unwrap();
+        assert_eq!(changes(root, &[], deleted), ["b.txt"]);
+        let untracked = |r: &Path| std::fs::write(r.join("new.txt"), "x").unwrap();
+        assert_eq!(changes(root, &[], untracked), ["new.txt"]);
+        // A one-letter path: the shortest porcelain entry (`?? x`).
+        let short = |r: &Path| std::fs::write(r.join("x"), "x").unwrap();
+        assert_eq!(changes(root, &[], short), ["x"]);
+        // A rename's entry is followed by its source path, which is not an entry.
+        let renamed = |r: &Path| run_git(r, &["mv", "c.txt", "moved.txt"]);
+        assert_eq!(changes(root, &[], renamed), ["moved.txt"]);
+        let commit = |r: &Path| run_git(r, &["commit", "-q", "-am", "second"]);
+        let committed = changes(root, &[], commit);
+        assert!(committed.contains(&"HEAD".to_string()), "{committed:?}");
+        assert!(
+            committed.contains(&"refs/heads/main".to_string()),
+            "{committed:?}"
+        );
+        let branch = |r: &Path| run_git(r, &["branch", "other"]);
+        assert_eq!(changes(root, &[], branch), ["refs/heads/other"]);
+        let config = |r: &Path| run_git(r, &["config", "core.hooksPath", "/tmp"]);
+        assert_eq!(changes(root, &[], config), [".git/config"]);
+        let hook =
+            |r: &Path| std::fs::write(r.join(".git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+        assert_eq!(changes(root, &[], hook), [".git/config"]);
+    }
+
+    /// A run directory inside the repository is left out; a repository that stops being a
+    /// git work tree is one change, `.git`.
+    #[test]
+    fn an_excluded_directory_is_left_out_and_losing_git_is_a_change() {
+        let repo = git_repo();
+        let root = &std::fs::canonicalize(repo.path()).unwrap();
+        std::fs::create_dir(root.join("runs")).unwrap();
+        let runs = [root.join("runs")];
+        let inside = |r: &Path| std::fs::write(r.join("runs/out.json"), "{}").unwrap();
+        assert_eq!(changes(root, &runs, inside), Vec::<String>::new());
+        let beside = |r: &Path| std::fs::write(r.join("runs.txt"), "x").unwrap();
+        assert_eq!(changes(root, &runs, beside), ["runs.txt"]);
+        let lost = |r: &Path| std::fs::remove_dir_all(r.join(".git")).unwrap();
+        assert_eq!(changes(root, &runs, lost), [".git"]);
+    }
+
+    /// A plain directory is walked: edits, new files, new empty directories, deletions and
+    /// a symlink's new target are named; the walk never follows a link.
+    #[test]
+    fn every_change_to_a_plain_tree_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = &std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir(root.join("d")).unwrap();
+        std::fs::write(root.join("d/f.txt"), "one").unwrap();
+        std::os::unix::fs::symlink("d/f.txt", root.join("link")).unwrap();
+        let snapshot = RepoSnapshot::capture(root, &[]).unwrap();
+        assert!(
+            matches!(&snapshot, RepoSnapshot::Tree { files: 3, hashes, .. }
+                if hashes.get("d") == Some(&"dir".to_string())
+                    && hashes.get("link") == Some(&"link:d/f.txt".to_string())
+                    && hashes.get("d/f.txt") == Some(&bytes_hash(b"one"))),
+            "{snapshot:?}"
+        );
+        assert_eq!(changes(root, &[], |_| {}), Vec::<String>::new());
+        let edit = |r: &Path| std::fs::write(r.join("d/f.txt"), "two").unwrap();
+        assert_eq!(changes(root, &[], edit), ["d/f.txt"]);
+        let empty = |r: &Path| std::fs::create_dir(r.join("e")).unwrap();
+        assert_eq!(changes(root, &[], empty), ["e"]);
+        let relink = |r: &Path| {
+            std::fs::remove_file(r.join("link")).unwrap();
+            std::os::unix::fs::symlink("elsewhere", r.join("link")).unwrap();
+        };
+        assert_eq!(changes(root, &[], relink), ["link"]);
+        // A run directory inside a plain tree is left out too, its own entry included.
+        let runs = [root.join("d")];
+        let inside = |r: &Path| std::fs::write(r.join("d/out.json"), "{}").unwrap();
+        assert_eq!(changes(root, &runs, inside), Vec::<String>::new());
+        let gone = |r: &Path| std::fs::remove_dir_all(r.join("d")).unwrap();
+        assert_eq!(changes(root, &[], gone), ["d", "d/f.txt", "d/out.json"]);
+    }
+
+    #[test]
+    fn a_violation_is_named_only_when_something_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let before = RepoSnapshot::capture(tmp.path(), &[]).unwrap();
+        assert_eq!(before.violation_since(&before, tmp.path()), None);
+        std::fs::write(tmp.path().join("x"), "x").unwrap();
+        let after = RepoSnapshot::capture(tmp.path(), &[]).unwrap();
+        let v = after.violation_since(&before, tmp.path()).unwrap();
+        assert_eq!(
+            (v.kind(), v.changed),
+            ("containment_violation", vec!["x".to_string()])
+        );
+        assert!(RepoSnapshot::capture(&tmp.path().join("missing"), &[]).is_err());
+    }
+}
