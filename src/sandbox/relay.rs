@@ -109,9 +109,19 @@ impl std::fmt::Display for RelayOutcome {
 /// sending the request or reading the reply; and an error when the reply is not a
 /// [`RailReply`].
 pub fn call(socket: &Path, args: &[String], cwd: &Path) -> io::Result<RailReply> {
+    call_with_stdin(socket, args, cwd, io::stdin())
+}
+
+/// [`call`], with the caller's standard input read from `stdin`.
+fn call_with_stdin(
+    socket: &Path,
+    args: &[String],
+    cwd: &Path,
+    stdin: impl Read,
+) -> io::Result<RailReply> {
     let stdin = if args.iter().any(|a| a == "-") {
         let mut buf = Vec::new();
-        io::stdin().take(MAX_REQUEST + 1).read_to_end(&mut buf)?;
+        stdin.take(MAX_REQUEST + 1).read_to_end(&mut buf)?;
         if buf.len() as u64 > MAX_REQUEST {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -287,4 +297,159 @@ fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<R
         stdout,
         stderr,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::net::UnixListener;
+
+    use super::*;
+
+    /// A relay whose "bwrap" drops the sandbox arguments and runs the program, and whose
+    /// program prints its arguments, whether its stdin is a pipe, any stdin given after a
+    /// `-`, and exits 3.
+    fn relay(dir: &Path) -> RailServer {
+        let script = |name: &str, body: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, body).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path.display().to_string()
+        };
+        let bwrap = script(
+            "bwrap",
+            "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+        );
+        let program = script(
+            "anvil",
+            "#!/bin/sh\necho \"args:$*\"\nif [ -p /dev/stdin ]; then echo stdin:pipe; else echo stdin:none; fi\n\
+             for a in \"$@\"; do [ \"$a\" = - ] && cat; done\necho oops >&2\nexit 3\n",
+        );
+        RailServer {
+            bwrap: PathBuf::from(bwrap),
+            sandbox_args: vec!["--die-with-parent".into()],
+            program,
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+        }
+    }
+
+    fn request(args: &[&str], cwd: &Path, stdin: Option<&str>) -> RailRequest {
+        RailRequest {
+            args: args.iter().map(|a| (*a).to_string()).collect(),
+            cwd: cwd.to_path_buf(),
+            stdin: stdin.map(str::to_string),
+        }
+    }
+
+    /// Only `case` and one of the agent's rails (or help) is run; the rail's output and
+    /// exit status come back verbatim, its stdin only when given.
+    #[test]
+    fn only_the_agents_rails_are_run_and_their_output_comes_back_verbatim() {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = relay(tmp.path());
+        let reply = server.answer(&request(&["case", "show", "RUN"], tmp.path(), None));
+        assert_eq!(reply.outcome, RelayOutcome::Exited(3));
+        assert_eq!(reply.stdout, "args:case show RUN\nstdin:none\n");
+        assert_eq!(reply.stderr, "oops\n");
+        let piped = server.answer(&request(
+            &["case", "add-claim", "-"],
+            tmp.path(),
+            Some("{}"),
+        ));
+        assert_eq!(piped.stdout, "args:case add-claim -\nstdin:pipe\n{}");
+        for rail in RELAYED_RAILS.iter().chain(&["--help", "-h", "help"]) {
+            let reply = server.answer(&request(&["case", rail], tmp.path(), None));
+            assert_eq!(reply.outcome, RelayOutcome::Exited(3), "{rail}");
+        }
+        for refused in [
+            &["case", "open"][..],
+            &["case", "close"],
+            &["case"],
+            &["battery", "show"],
+            &["scenarios", "show"],
+            &[],
+        ] {
+            let reply = server.answer(&request(refused, tmp.path(), None));
+            assert_eq!(reply.outcome, RelayOutcome::Refused, "{refused:?}");
+            assert!(reply.stdout.is_empty() && reply.stderr.starts_with("error: "));
+        }
+        let relative = server.answer(&request(&["case", "show"], Path::new("rel"), None));
+        assert_eq!(relative.outcome, RelayOutcome::Refused);
+        assert!(relative.stderr.contains("absolute"), "{}", relative.stderr);
+        let mut broken = server.clone();
+        broken.bwrap = tmp.path().join("missing");
+        let failed = broken.answer(&request(&["case", "show"], tmp.path(), None));
+        assert_eq!(failed.outcome, RelayOutcome::Failed);
+    }
+
+    #[test]
+    fn only_exit_status_zero_succeeded() {
+        assert!(RelayOutcome::Exited(0).succeeded());
+        for other in [
+            RelayOutcome::Exited(1),
+            RelayOutcome::Refused,
+            RelayOutcome::Failed,
+        ] {
+            assert!(!other.succeeded(), "{other:?}");
+        }
+    }
+
+    /// A call goes over the socket and back: stdin travels only for a `-` argument, and a
+    /// request as large as the limit allows (a 512 KiB stdin) is read whole.
+    #[test]
+    fn a_call_round_trips_over_the_socket() {
+        let tmp = tempfile::tempdir().unwrap();
+        let server = relay(tmp.path());
+        let socket = tmp.path().join("rails.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let serving = std::thread::spawn(move || {
+            for stream in listener.incoming().take(3) {
+                server.serve(stream.unwrap());
+            }
+        });
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        let cwd = tmp.path();
+        let plain =
+            call_with_stdin(&socket, &args(&["case", "show"]), cwd, &b"unread"[..]).unwrap();
+        assert_eq!(
+            (plain.outcome, plain.stdout.as_str()),
+            (RelayOutcome::Exited(3), "args:case show\nstdin:none\n")
+        );
+        let big = "x".repeat(512 * 1024);
+        let piped = call_with_stdin(
+            &socket,
+            &args(&["case", "add-claim", "-"]),
+            cwd,
+            big.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(piped.outcome, RelayOutcome::Exited(3));
+        assert!(piped.stdout.ends_with(&big), "{} bytes", piped.stdout.len());
+        // A malformed request is refused, not run.
+        let mut raw = UnixStream::connect(&socket).unwrap();
+        raw.write_all(b"not json\n").unwrap();
+        raw.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut reply = String::new();
+        raw.read_to_string(&mut reply).unwrap();
+        let reply: RailReply = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply.outcome, RelayOutcome::Refused);
+        serving.join().unwrap();
+    }
+
+    /// Stdin over the limit is refused before anything is sent; at the limit it is sent.
+    #[test]
+    fn stdin_over_the_relay_limit_is_refused_before_connecting() {
+        let tmp = tempfile::tempdir().unwrap();
+        let nowhere = tmp.path().join("no.sock");
+        let args = ["case".to_string(), "add-claim".into(), "-".into()];
+        let limit = usize::try_from(MAX_REQUEST).unwrap();
+        let over = vec![b'x'; limit + 1];
+        let err = call_with_stdin(&nowhere, &args, tmp.path(), &over[..]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        let at = vec![b'x'; limit];
+        let err = call_with_stdin(&nowhere, &args, tmp.path(), &at[..]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound, "{err}");
+        let bad = call_with_stdin(&nowhere, &args, tmp.path(), &[0xff, 0xfe][..]).unwrap_err();
+        assert_eq!(bad.kind(), io::ErrorKind::InvalidData, "{bad}");
+    }
 }
