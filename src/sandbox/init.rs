@@ -94,3 +94,23 @@ fn relay(socket: &Path, args: &[String]) -> Result<RelayOutcome, RelayClientErro
     eprint!("{}", reply.stderr);
     Ok(reply.outcome)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The agent's own status comes back: its exit code, 128 + the signal that killed it;
+    /// a program that cannot start is `Start`.
+    #[test]
+    fn the_agents_exit_code_or_signal_is_the_status() {
+        let sh = |script: &str| sandbox_init(&[], "/bin/sh", &["-c".into(), script.into()]);
+        assert_eq!(sh("exit 0").unwrap(), 0);
+        assert_eq!(sh("exit 7").unwrap(), 7);
+        assert_eq!(sh("kill -TERM $$").unwrap(), 128 + 15);
+        assert_eq!(sh("kill -KILL $$").unwrap(), 128 + 9);
+        assert!(matches!(
+            sandbox_init(&[], "/nonexistent/agent", &[]),
+            Err(InitError::Start { .. })
+        ));
+    }
+}
