@@ -530,6 +530,57 @@ mod tests {
         assert!(program_dirs(Path::new("/usr/bin/env"), &env, &root).is_empty());
     }
 
+    /// What the sandboxes mount, resolved: real paths, the program's own directory then the
+    /// plan's extras, each once; a repository inside the run and a missing extra refused.
+    #[test]
+    fn mounts_resolve_to_real_paths_each_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let (repo, run, tools) = (root.join("repo"), root.join("run"), root.join("tools"));
+        for d in [
+            &repo,
+            &run.join(WORKSPACE_DIR),
+            &run.join(OUTPUT_DIR),
+            &tools,
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(tools.join("agent"), "").unwrap();
+        std::fs::set_permissions(tools.join("agent"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::os::unix::fs::symlink(&tools, root.join("tools-link")).unwrap();
+        let spec = ProcessSpec {
+            program: tools.join("agent").display().to_string(),
+            args: Vec::new(),
+            cwd: run.join(WORKSPACE_DIR),
+            env: BTreeMap::new(),
+            timeout: std::time::Duration::from_secs(1),
+            install_hint: None,
+            log_path: None,
+        };
+        let plan = |repo: PathBuf, extra_ro: Vec<PathBuf>| SandboxPlan {
+            repo,
+            run_dir: run.clone(),
+            hidden: Vec::new(),
+            endpoints: Vec::new(),
+            extra_ro,
+            anvil_bench: tools.join("agent"),
+            rail_inputs: Vec::new(),
+        };
+        let extra = vec![root.join("tools-link"), repo.clone(), repo.clone()];
+        let mounts = Mounts::resolve(&spec, &plan(repo.clone(), extra)).unwrap();
+        assert_eq!(mounts.extra, [tools.clone(), repo.clone()]);
+        assert_eq!(mounts.workspace, run.join(WORKSPACE_DIR));
+        assert!(matches!(
+            Mounts::resolve(&spec, &plan(run.join(WORKSPACE_DIR), Vec::new())),
+            Err(SandboxError::RepoInsideRun { .. })
+        ));
+        assert!(matches!(
+            Mounts::resolve(&spec, &plan(repo.clone(), vec![root.join("missing")])),
+            Err(SandboxError::Unusable { .. })
+        ));
+    }
+
     /// A program named by a path resolves as the runner would: an executable file is the
     /// program, a plain file is not executable, a missing one is not found (not on PATH).
     #[test]
