@@ -299,6 +299,17 @@ pub(super) fn other_run() -> Result<(), Failed> {
     refused_doc(&q.run, &doc, "wrong_run", &ToolLimits::default())?;
     doc["runId"] = json!("not-a-run-id");
     refused_doc(&q.run, &doc, "wrong_run", &ToolLimits::default())?;
+    // Only the exact id names the run: not a prefix of it, nor it with more after it, nor
+    // it in another case.
+    let actual = q.run_id.clone();
+    for near in [
+        actual[..10].to_string(),
+        format!("{actual}0"),
+        actual.to_lowercase(),
+    ] {
+        doc["runId"] = json!(near);
+        refused_doc(&q.run, &doc, "wrong_run", &ToolLimits::default())?;
+    }
     Ok(())
 }
 
