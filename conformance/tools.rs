@@ -143,6 +143,11 @@ pub fn checks() -> Vec<Check> {
             run: provenance::typed_equality,
         },
         Check {
+            name: "tools::a_row_without_the_column_never_matches_it",
+            rules: &["R-TOOL-8"],
+            run: provenance::sparse_rows,
+        },
+        Check {
             name: "tools::sql_like_text_is_compared_as_data",
             rules: &["R-TOOL-8", "R-TOOL-1"],
             run: provenance::sql_like,

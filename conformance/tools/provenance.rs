@@ -253,6 +253,58 @@ pub(super) fn typed_equality() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Raw rows need not all have every column: a row without the filtered or searched column
+/// is not a match (a missing value equals nothing, `null` included).
+pub(super) fn sparse_rows() -> Result<(), Failed> {
+    let table = "fixtures/sparse.snapshot.json";
+    let q = super::world_with(&[(
+        table,
+        r#"[{"k": 1, "v": 1}, {"k": 2}, {"v": 1}, {"v": null}]"#,
+    )])?;
+    let doc = q.ok(vec![
+        r(
+            "A",
+            "database.lookup",
+            json!({"table": table, "filters": {"v": 1}}),
+        ),
+        r(
+            "B",
+            "database.find_references",
+            json!({"table": table, "searchColumns": ["v"], "value": 1}),
+        ),
+        r(
+            "C",
+            "database.lookup",
+            json!({"table": table, "filters": {"v": null}}),
+        ),
+    ])?;
+    let pointers = |i: usize| -> Result<Vec<String>, Failed> {
+        Ok(match &doc.results[i].result {
+            OperationResult::Lookup(l) => l.rows.iter().map(|r| r.pointer.clone()).collect(),
+            OperationResult::FindReferences(f) => {
+                f.rows.iter().map(|r| r.pointer.clone()).collect()
+            }
+            _ => return Err("wrong operation".into()),
+        })
+    };
+    ensure!(
+        pointers(0)? == ["/0", "/2"],
+        "lookup matched {:?}",
+        pointers(0)?
+    );
+    ensure!(
+        pointers(1)? == ["/0", "/2"],
+        "find_references matched {:?}",
+        pointers(1)?
+    );
+    ensure!(
+        pointers(2)? == ["/3"],
+        "a null filter matched {:?}",
+        pointers(2)?
+    );
+    Ok(())
+}
+
 pub(super) fn sql_like() -> Result<(), Failed> {
     let q = world()?;
     let snapshot = q.w.repo().join("fixtures/payments.snapshot.json");
