@@ -45,7 +45,8 @@ fn bundled(dir: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+/// `from` copied whole to `to` (a scenario, or a results directory).
+pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
