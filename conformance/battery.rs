@@ -268,6 +268,14 @@ pub fn comparable(doc: &ResultsDoc) -> Value {
     v
 }
 
+/// Edits a results directory's results.json in place.
+pub fn edit_results(dir: &Path, edit: impl FnOnce(&mut Value)) {
+    let file = dir.join("results.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
 pub fn checks() -> Vec<Check> {
     let mut all = isolation::checks();
     all.extend(leaks::checks());
