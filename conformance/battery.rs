@@ -45,7 +45,8 @@ fn bundled(dir: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+/// `from` copied whole to `to` (a scenario, or a results directory).
+pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -265,6 +266,14 @@ pub fn comparable(doc: &ResultsDoc) -> Value {
         .for_each(untimed);
     untimed(&mut v["overall"]);
     v
+}
+
+/// Edits a results directory's results.json in place.
+pub fn edit_results(dir: &Path, edit: impl FnOnce(&mut Value)) {
+    let file = dir.join("results.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
 }
 
 pub fn checks() -> Vec<Check> {

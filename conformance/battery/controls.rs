@@ -5,15 +5,15 @@
 use std::collections::BTreeMap;
 
 use anvil_bench::battery::arm::Arm;
-use anvil_bench::battery::results::Infra;
+use anvil_bench::battery::results::{Infra, NotRun, TrialRecord, trial_file_name};
 use anvil_bench::battery::runner::{Event, Verdict, assemble, manifest, nondeterministic, verdict};
-use anvil_bench::battery::summary::controls;
+use anvil_bench::battery::summary::{ClassSummary, controls, summarize};
 use anvil_bench::process::CancelHandle;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use super::{CONFLICTED, Fixture, PROPOSAL, SUPPORTED, battery_ok, synthetic, trial};
-use crate::support::{failed, read_json, stderr, stdout};
+use super::{CONFLICTED, Fixture, PROPOSAL, SUPPORTED, battery_ok, copy_tree, synthetic, trial};
+use crate::support::{failed, read_json, stderr, stdout, write_json};
 use crate::{Check, ensure};
 
 fn a_label_the_oracle_cannot_reach_fails_the_run_naming_the_scenario() -> Result<(), Failed> {
@@ -354,6 +354,302 @@ fn a_deterministic_arm_differing_only_in_tier_status_or_value_fails_the_run() ->
     Ok(())
 }
 
+/// Regression: an oracle judged on its status alone passes a proposal of the wrong value,
+/// and one judged on its first repeat alone passes a scenario it fails on the next.
+fn an_oracle_right_in_status_only_or_wrong_on_a_later_repeat_fails_its_control()
+-> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut cfg = f.config("unused", Arm::Heuristic);
+    cfg.controls = true;
+    cfg.repeats = 2;
+    // The right status with the wrong value: not the label.
+    let mut wrong_value = synthetic("a/value", Arm::Oracle, 0, false);
+    wrong_value.status = Some("proposal_generated".into());
+    wrong_value.status_correct = true;
+    wrong_value.patch = Some([("unit".to_string(), json!("furlong"))].into());
+    let trials = vec![
+        synthetic("a/fine", Arm::Oracle, 0, true),
+        synthetic("a/fine", Arm::Oracle, 1, true),
+        wrong_value,
+        synthetic("a/value", Arm::Oracle, 1, true),
+        // Right the first time, wrong the second.
+        synthetic("a/later", Arm::Oracle, 0, true),
+        synthetic("a/later", Arm::Oracle, 1, false),
+    ];
+    let c = controls(&trials, &cfg.arms())
+        .oracle
+        .ok_or("no oracle verdict")?;
+    ensure!(!c.passed, "the positive control passed: {c:?}");
+    for id in ["a/value", "a/later"] {
+        ensure!(
+            c.failures
+                .iter()
+                .filter(|f| f.starts_with(&format!("{id}: ")))
+                .count()
+                == 1,
+            "{id} is not named once among the oracle's failures: {:?}",
+            c.failures
+        );
+    }
+    ensure!(
+        c.failures.len() == 2 && c.ran == 6,
+        "expected two failures of six oracle trials: {c:?}"
+    );
+    Ok(())
+}
+
+/// Regression: the binary's exit code is what CI reads; a failed control or a disagreeing
+/// deterministic arm that exits 0 fails nothing.
+fn a_failed_control_or_a_disagreeing_repeat_exits_1_from_the_binary() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut cfg = f.config("sound", Arm::Oracle);
+    cfg.repeats = 2;
+    let o = battery_ok(&cfg)?;
+    ensure!(
+        o.verdict == Verdict::Completed,
+        "fixture: the sound battery ended {:?}",
+        o.verdict
+    );
+    // A copy of the finished battery with one record saying otherwise, resumed by the
+    // binary (nothing is left to run: the verdict is taken from the records).
+    let cases: [(&str, Arm, &str); 2] = [
+        ("controls", Arm::Oracle, "ControlsFailed"),
+        ("repeats", Arm::Baseline, "Nondeterministic"),
+    ];
+    for (name, arm, want) in cases {
+        let dir = f.out(name);
+        copy_tree(&cfg.out, &dir);
+        std::fs::remove_file(dir.join("results.json")).unwrap();
+        let record = dir
+            .join("trials")
+            .join(trial_file_name(&format!("{PROPOSAL}::{arm}#1")));
+        let mut r = read_json(&record);
+        let other = if r["status"] == "conflicted" {
+            "insufficient_evidence"
+        } else {
+            "conflicted"
+        };
+        r["status"] = json!(other);
+        for k in ["statusCorrect", "valuesCorrect", "correct"] {
+            r[k] = json!(false);
+        }
+        r["patch"] = Value::Null;
+        r["tier"] = Value::Null;
+        write_json(&record, &r);
+        let args = f.battery_args(&["--resume", dir.to_str().unwrap(), "--no-controls", "--json"]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = f.cli(&args);
+        let done: Value = stdout(&run)
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .ok_or_else(|| failed(format!("{name}: no final JSON line: {}", stderr(&run))))?;
+        ensure!(
+            done["verdict"] == want,
+            "{name}: the resumed battery ended {done}, not {want}\n{}",
+            stderr(&run)
+        );
+        ensure!(
+            run.status.code() == Some(1) && done["exitCode"] == 1,
+            "{name}: {want} exited {:?} ({done})",
+            run.status.code()
+        );
+    }
+    let failures =
+        read_json(&f.out("controls").join("results.json"))["controls"]["oracle"]["failures"]
+            .clone();
+    ensure!(
+        failures.as_array().is_some_and(|a| a.len() == 1
+            && a[0]
+                .as_str()
+                .is_some_and(|s| s.starts_with(&format!("{PROPOSAL}: ")))),
+        "the failed control does not name {PROPOSAL} alone: {failures}"
+    );
+    Ok(())
+}
+
+/// Regression: "stop after more failures than this" read as "stop at this many" ends a
+/// battery its limit allows.
+fn as_many_infrastructure_failures_as_allowed_do_not_stop_the_battery() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    for (limit, want) in [(2, Verdict::Completed), (1, Verdict::InfraLimit)] {
+        let mut cfg = f.command_config(&format!("out-{limit}"), "exit 3");
+        cfg.jobs = 1;
+        cfg.max_infra_failures = limit;
+        let o = battery_ok(&cfg)?;
+        let infra = o
+            .results
+            .trials
+            .iter()
+            .filter(|t| t.infra.is_some())
+            .count();
+        ensure!(
+            infra == 2 && o.results.trials.len() == 4 && o.results.not_run.is_empty(),
+            "limit {limit}: {infra} infra failures of {} trials, not run {:?}",
+            o.results.trials.len(),
+            o.results.not_run
+        );
+        ensure!(
+            o.verdict == want,
+            "limit {limit}: 2 infra failures ended {:?}, expected {want:?}",
+            o.verdict
+        );
+    }
+    Ok(())
+}
+
+/// An infrastructure failure as the pool records it: no outcome, nothing spent.
+fn infra(scenario: &str, arm: Arm, repeat: u32) -> TrialRecord {
+    let mut t = synthetic(scenario, arm, repeat, false);
+    t.infra = Some(Infra {
+        error: "endpoint unreachable".into(),
+        attempts: 3,
+    });
+    t.attempts = 3;
+    t.status = None;
+    t.expected_status = None;
+    t.tier = None;
+    t
+}
+
+/// Regression: a mean, a rate or a noise floor taken over every trial rather than the
+/// counted ones moves with the infrastructure's failures.
+fn an_infrastructure_failure_changes_no_figure_but_the_infra_count() -> Result<(), Failed> {
+    let mut counted = Vec::new();
+    for class in ["documented", "conflicting"] {
+        for s in 0..8usize {
+            let scenario = format!("{class}/s{s}");
+            for r in 0..2u32 {
+                let k = s + r as usize;
+                counted.push(synthetic(&scenario, Arm::Baseline, r, s.is_multiple_of(2)));
+                let mut h = synthetic(&scenario, Arm::Heuristic, r, !k.is_multiple_of(3));
+                h.cost_usd = 0.25 * (k + 1) as f64;
+                h.tokens_in = 100 * (k as u64 + 1);
+                h.tokens_out = 10 * (k as u64 + 1);
+                h.turns = k as u32 + 1;
+                h.wall_ms = 1000;
+                h.claims = 2;
+                h.unsupported_claims = u32::from(s.is_multiple_of(2));
+                h.evidence_recall = Some(0.5);
+                counted.push(h);
+            }
+        }
+    }
+    // A third repeat of every scenario and arm failed on its infrastructure.
+    let mut with = counted.clone();
+    for class in ["documented", "conflicting"] {
+        for s in 0..8 {
+            for arm in [Arm::Baseline, Arm::Heuristic] {
+                with.push(infra(&format!("{class}/s{s}"), arm, 2));
+            }
+        }
+    }
+    // A scenario whose every trial failed measured nothing: it is in no n either.
+    for arm in [Arm::Baseline, Arm::Heuristic] {
+        with.push(infra("documented/s-lost", arm, 0));
+    }
+    let arms = [Arm::Baseline, Arm::Heuristic];
+    let (classes, overall) = summarize(&counted, &arms, Arm::Heuristic, 3);
+    let (classes_with, overall_with) = summarize(&with, &arms, Arm::Heuristic, 3);
+    let infra_counts =
+        |s: &ClassSummary| -> Vec<usize> { s.arms.values().map(|a| a.infra).collect() };
+    let counts: Vec<(String, Vec<usize>)> = classes_with
+        .iter()
+        .chain([&overall_with])
+        .map(|c| (c.class.clone(), infra_counts(c)))
+        .collect();
+    let want: Vec<(String, Vec<usize>)> = [
+        ("conflicting", vec![8, 8]),
+        ("documented", vec![9, 9]),
+        ("overall", vec![17, 17]),
+    ]
+    .into_iter()
+    .map(|(c, n)| (c.to_string(), n))
+    .collect();
+    ensure!(
+        counts == want,
+        "the infra failures are not all counted apart: {counts:?}"
+    );
+    let without_infra = |mut s: ClassSummary| {
+        for a in s.arms.values_mut() {
+            a.infra = 0;
+        }
+        s
+    };
+    ensure!(
+        overall.contribution.is_some() && overall.arms["heuristic"].noise_floor.is_some(),
+        "fixture: no contribution or noise floor to compare"
+    );
+    for (a, b) in classes
+        .into_iter()
+        .chain([overall])
+        .zip(classes_with.into_iter().chain([overall_with]))
+    {
+        let class = a.class.clone();
+        let (a, b) = (without_infra(a), without_infra(b));
+        ensure!(
+            a == b,
+            "{class}: infra failures moved the figures:\nwithout {a:?}\nwith    {b:?}"
+        );
+    }
+    Ok(())
+}
+
+/// Regression: the arms held to their repeats are every deterministic one (the controls
+/// and the adversary included), and a battery that did not finish is no less judged.
+fn every_deterministic_arm_is_held_to_its_repeats_even_in_an_unfinished_run() -> Result<(), Failed>
+{
+    let mut trials = Vec::new();
+    for arm in Arm::ALL {
+        trials.push(synthetic("a/s", arm, 0, true));
+        trials.push(synthetic("a/s", arm, 1, false));
+    }
+    let listed: std::collections::BTreeSet<String> =
+        nondeterministic(&trials).into_iter().collect();
+    for arm in [
+        Arm::Baseline,
+        Arm::Heuristic,
+        Arm::Oracle,
+        Arm::CheaterHanded,
+        Arm::Overclaim,
+    ] {
+        ensure!(
+            arm.deterministic() && listed.contains(&format!("a/s::{arm}")),
+            "{arm} disagreed with itself and is not listed: {listed:?}"
+        );
+    }
+    for arm in [Arm::ClaudeCode, Arm::Codex, Arm::Command] {
+        ensure!(
+            !listed.contains(&format!("a/s::{arm}")),
+            "the agent {arm} is held to its repeats: {listed:?}"
+        );
+    }
+    // Stopped by the budget before its last trial: the disagreement still fails it.
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut cfg = f.command_config("unused", "true");
+    cfg.repeats = 2;
+    let doc = assemble(
+        manifest(&cfg, "sha256:0".into(), "sha256:1".into(), true),
+        vec![
+            synthetic("a/s", Arm::Baseline, 0, true),
+            synthetic("a/s", Arm::Baseline, 1, false),
+            synthetic("a/s", Arm::Command, 0, true),
+        ],
+        vec![NotRun {
+            id: "a/s::command#1".into(),
+            reason: "budget".into(),
+        }],
+        "sha256:1".into(),
+        false,
+    );
+    ensure!(
+        verdict(&doc, false, false) == Verdict::Nondeterministic,
+        "an unfinished battery whose baseline disagreed ended {:?}",
+        verdict(&doc, false, false)
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -385,6 +681,31 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_deterministic_arm_that_disagrees_fails_the_run",
             rules: &["R-BAT-10"],
             run: a_deterministic_arm_that_disagrees_fails_the_run,
+        },
+        Check {
+            name: "battery::an_oracle_right_in_status_only_or_wrong_on_a_later_repeat_fails_its_control",
+            rules: &["R-BAT-8"],
+            run: an_oracle_right_in_status_only_or_wrong_on_a_later_repeat_fails_its_control,
+        },
+        Check {
+            name: "battery::a_failed_control_or_a_disagreeing_repeat_exits_1_from_the_binary",
+            rules: &["R-BAT-8", "R-BAT-10"],
+            run: a_failed_control_or_a_disagreeing_repeat_exits_1_from_the_binary,
+        },
+        Check {
+            name: "battery::as_many_infrastructure_failures_as_allowed_do_not_stop_the_battery",
+            rules: &["R-BAT-9"],
+            run: as_many_infrastructure_failures_as_allowed_do_not_stop_the_battery,
+        },
+        Check {
+            name: "battery::an_infrastructure_failure_changes_no_figure_but_the_infra_count",
+            rules: &["R-BAT-9"],
+            run: an_infrastructure_failure_changes_no_figure_but_the_infra_count,
+        },
+        Check {
+            name: "battery::every_deterministic_arm_is_held_to_its_repeats_even_in_an_unfinished_run",
+            rules: &["R-BAT-10"],
+            run: every_deterministic_arm_is_held_to_its_repeats_even_in_an_unfinished_run,
         },
     ]
 }

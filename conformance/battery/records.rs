@@ -10,17 +10,20 @@ use std::time::{Duration, Instant};
 use anvil_bench::battery::arm::Arm;
 use anvil_bench::battery::merge::merge;
 use anvil_bench::battery::plan::Partition;
-use anvil_bench::battery::results::{INFORMATIVE_FIELDS, Manifest, read_results};
-use anvil_bench::battery::runner::{BatteryError, manifest};
+use anvil_bench::battery::results::{INFORMATIVE_FIELDS, Manifest, read_results, trial_file_name};
+use anvil_bench::battery::runner::{BatteryError, Event, Verdict, manifest};
 use anvil_bench::battery::summary::{ClassSummary, summarize};
+use anvil_bench::process::CancelHandle;
+use anvil_bench::report::ReportError;
+use anvil_bench::report::diff::diff_paths;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
 use super::{
-    CONFLICTED, DECLINE, ENGINE, Fixture, PROPOSAL, battery, battery_ok, comparable, outcome,
-    synthetic,
+    CONFLICTED, DECLINE, ENGINE, Fixture, PROPOSAL, battery, battery_ok, comparable, copy_tree,
+    edit_results, outcome, synthetic,
 };
-use crate::support::{failed, stderr, stdout};
+use crate::support::{failed, read_json, stderr, stdout, write_json};
 use crate::{Check, ensure};
 
 fn incompatible<T>(r: Result<T, BatteryError>, field: &str) -> Result<String, Failed> {
@@ -543,26 +546,6 @@ fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> 
     Ok(())
 }
 
-/// Edits a results directory's results.json in place.
-fn edit_results(dir: &std::path::Path, edit: impl FnOnce(&mut Value)) {
-    let file = dir.join("results.json");
-    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    edit(&mut v);
-    std::fs::write(&file, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), dest).unwrap();
-        }
-    }
-}
-
 /// Regression: a merge that kept the first of two different records of one trial, dropped
 /// the shards' trials not run, or kept the first shard's label seal would report a whole,
 /// clean battery that was not.
@@ -578,7 +561,7 @@ fn a_merge_keeps_what_the_shards_say_against_it() -> Result<(), Failed> {
     }
     // One trial in two shards with different outcomes: refused, naming it.
     let twin = f.out("twin");
-    copy_dir(&shards[0], &twin);
+    copy_tree(&shards[0], &twin);
     let mut id = String::new();
     edit_results(&twin, |v| {
         let t = &mut v["trials"][0];
@@ -688,6 +671,322 @@ fn every_interval_recomputes_the_same_in_another_process() -> Result<(), Failed>
     Ok(())
 }
 
+/// Regression: a resume or a merge that let one comparable field through (the budget "may
+/// be raised", the retries "change nothing", a field the other side lacks) joins runs that
+/// did not share it. Each field, changed alone, is refused by name.
+fn every_comparable_manifest_field_refuses_a_resume_and_a_merge_by_name() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let cfg = f.config("out", Arm::Baseline);
+    battery_ok(&cfg)?;
+    let manifest_file = cfg.out.join("manifest.json");
+    let pristine_manifest = std::fs::read(&manifest_file).unwrap();
+    let stored = read_json(&manifest_file);
+    let twin = f.out("twin");
+    copy_tree(&cfg.out, &twin);
+    let pristine_results = std::fs::read(twin.join("results.json")).unwrap();
+    let mut again = cfg.clone();
+    again.resume = true;
+    let keys: Vec<String> = stored["manifest"]
+        .as_object()
+        .ok_or("manifest.json holds no manifest")?
+        .keys()
+        .filter(|k| !INFORMATIVE_FIELDS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    for (i, key) in keys.iter().enumerate() {
+        let value = changed(key, &stored["manifest"][key]);
+        let mut m = stored.clone();
+        m["manifest"][key] = value.clone();
+        write_json(&manifest_file, &m);
+        incompatible(battery(&again), key)
+            .map_err(|e| failed(format!("resume: {}", e.message().unwrap_or_default())))?;
+        std::fs::write(&manifest_file, &pristine_manifest).unwrap();
+        edit_results(&twin, |v| v["manifest"][key] = value);
+        let orders = [
+            ("the changed shard second", [cfg.out.clone(), twin.clone()]),
+            ("the changed shard first", [twin.clone(), cfg.out.clone()]),
+        ];
+        for (j, (order, shards)) in orders.iter().enumerate() {
+            incompatible(merge(shards, &f.out(&format!("m{i}-{j}")), false), key).map_err(|e| {
+                failed(format!(
+                    "merge, {order}: {}",
+                    e.message().unwrap_or_default()
+                ))
+            })?;
+        }
+        std::fs::write(twin.join("results.json"), &pristine_results).unwrap();
+    }
+    ensure!(
+        keys.len() >= 15,
+        "only {} comparable manifest fields: {keys:?}",
+        keys.len()
+    );
+    Ok(())
+}
+
+/// Regression: `report diff` is the other comparison R-BAT-11 holds: runs on another corpus
+/// or another label set are refused by name unless forced.
+fn report_diff_refuses_runs_on_another_corpus_or_label_set_unless_forced() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let cfg = f.config("out", Arm::Baseline);
+    battery_ok(&cfg)?;
+    for key in ["corpusDigest", "labelSeal"] {
+        let other = f.out(&format!("other-{key}"));
+        copy_tree(&cfg.out, &other);
+        edit_results(&other, |v| v["manifest"][key] = json!("sha256:other"));
+        match diff_paths(&cfg.out, &other, false) {
+            Err(ReportError::Incompatible(msg)) => ensure!(
+                msg.contains(&format!("`{key}`")) && msg.contains("--force"),
+                "the refusal does not name `{key}`: {msg}"
+            ),
+            Err(e) => return Err(format!("another {key}: not a refusal but {e}").into()),
+            Ok(_) => return Err(format!("runs with another {key} were compared").into()),
+        }
+        let forced = diff_paths(&cfg.out, &other, true).map_err(failed)?;
+        let named: Vec<&str> = forced.forced.iter().map(|d| d.field.as_str()).collect();
+        ensure!(
+            named == [key],
+            "--force lists {named:?} as forced, not `{key}`"
+        );
+    }
+    Ok(())
+}
+
+/// Regression: a resume that trusted a record's place over its content would take one
+/// trial for another and never run the one missing.
+fn a_trial_record_under_another_trials_name_is_refused_on_resume() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    let mut cfg = f.config("out", Arm::Baseline);
+    battery_ok(&cfg)?;
+    let trials = cfg.out.join("trials");
+    let theirs = trial_file_name(&format!("{CONFLICTED}::baseline#0"));
+    std::fs::copy(
+        trials.join(trial_file_name(&format!("{PROPOSAL}::baseline#0"))),
+        trials.join(&theirs),
+    )
+    .unwrap();
+    cfg.resume = true;
+    match battery(&cfg) {
+        Err(BatteryError::Input(msg)) => ensure!(
+            msg.contains(&theirs) && msg.contains(PROPOSAL),
+            "the refusal does not name the file and the trial it holds: {msg}"
+        ),
+        other => {
+            return Err(format!(
+                "a record under another trial's name was resumed: {}",
+                outcome(&other)
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Regression: a trial the cancel killed, kept as an infrastructure failure, would never
+/// be rerun on resume: the resumed battery would hold a failure the uninterrupted one has
+/// not.
+fn a_cancelled_battery_keeps_no_killed_trial_and_resumes_to_the_whole_run() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    // The agent waits to be stopped until `go` exists; then it ends at once.
+    let go = f.root().join("go");
+    let script = format!("[ -e '{}' ] || exec sleep 600", go.display());
+    let mut cfg = f.command_config("out", &script);
+    cfg.jobs = 2;
+    let cancel = CancelHandle::new();
+    let stop = cancel.clone();
+    // The baseline is in-process: it ends while the agent waits, and then the battery is
+    // cancelled.
+    let o = anvil_bench::battery::runner::run(&cfg, &cancel, &mut move |e| {
+        if let Event::Finished { record, .. } = e
+            && record.arm == Arm::Baseline
+        {
+            stop.cancel();
+        }
+    })
+    .map_err(failed)?;
+    let command = format!("{PROPOSAL}::command#0");
+    ensure!(
+        o.verdict == Verdict::Cancelled,
+        "verdict {:?}, not Cancelled",
+        o.verdict
+    );
+    ensure!(
+        o.results.trials.iter().all(|t| t.arm == Arm::Baseline) && o.results.trials.len() == 1,
+        "the killed trial is among the results: {:?}",
+        o.results.trials
+    );
+    ensure!(
+        o.results.not_run.len() == 1
+            && o.results.not_run[0].id == command
+            && o.results.not_run[0].reason == "cancelled",
+        "the killed trial is not listed as cancelled: {:?}",
+        o.results.not_run
+    );
+    ensure!(
+        !cfg.out
+            .join("trials")
+            .join(trial_file_name(&command))
+            .exists(),
+        "the killed trial left a record for --resume to keep"
+    );
+    ensure!(!o.results.complete, "a cancelled battery says complete");
+    std::fs::write(&go, "").unwrap();
+    let mut again = cfg.clone();
+    again.resume = true;
+    let resumed = battery_ok(&again)?.results;
+    let mut once = cfg.clone();
+    once.out = f.out("whole");
+    let whole = battery_ok(&once)?.results;
+    ensure!(
+        resumed.complete && resumed.trials.iter().all(|t| t.infra.is_none()),
+        "the resumed battery is not whole: {:?}",
+        resumed.trials
+    );
+    ensure!(
+        comparable(&resumed) == comparable(&whole),
+        "cancelled and resumed, the results differ from an uninterrupted run:\n{:#}\n{:#}",
+        comparable(&resumed),
+        comparable(&whole)
+    );
+    Ok(())
+}
+
+/// Regression: a shard that applied `--limit` to its own share rather than to the
+/// selection would run scenarios the unpartitioned battery never selects.
+fn shards_of_a_limited_selection_merge_into_the_unpartitioned_run() -> Result<(), Failed> {
+    let three = [PROPOSAL, CONFLICTED, DECLINE];
+    let f = Fixture::new(&three);
+    let limited = |out: &str| {
+        let mut cfg = f.config(out, Arm::Baseline);
+        cfg.selector.limit = Some(2);
+        cfg
+    };
+    let whole = battery_ok(&limited("whole"))?.results;
+    ensure!(
+        whole.trials.len() == 2,
+        "fixture: --limit 2 ran {} trials",
+        whole.trials.len()
+    );
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let mut cfg = limited(&format!("shard{k}"));
+        cfg.partition = Some(Partition { k, n: 2 });
+        battery_ok(&cfg)?;
+        shards.push(cfg.out);
+    }
+    let (merged, _) = merge(&shards, &f.out("merged"), false).map_err(failed)?;
+    let ids = |d: &anvil_bench::battery::results::ResultsDoc| -> Vec<String> {
+        d.trials.iter().map(|t| t.id.clone()).collect()
+    };
+    ensure!(
+        comparable(&merged) == comparable(&whole),
+        "the shards of --limit 2 merged hold {:?}, the unpartitioned run {:?}",
+        ids(&merged),
+        ids(&whole)
+    );
+    Ok(())
+}
+
+/// Regression: a merge that compared two records of one trial by correctness alone would
+/// keep either of two different answers (another status, tier or value, as wrong).
+fn a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let cfg = f.config("out", Arm::Baseline);
+    battery_ok(&cfg)?;
+    let edits: [(&str, Value); 3] = [
+        ("status", json!("conflicted")),
+        ("tier", json!("review")),
+        ("patch", json!({"unit": "furlong"})),
+    ];
+    for (i, (field, value)) in edits.into_iter().enumerate() {
+        let twin = f.out(&format!("twin-{field}"));
+        copy_tree(&cfg.out, &twin);
+        let mut id = String::new();
+        edit_results(&twin, |v| {
+            let t = &mut v["trials"][0];
+            id = t["id"].as_str().unwrap_or_default().to_string();
+            ensure_changed(t, field, value);
+        });
+        match merge(&[cfg.out.clone(), twin], &f.out(&format!("m{i}")), false) {
+            Err(BatteryError::Incompatible(msg)) => ensure!(
+                msg.contains(&id),
+                "the refusal does not name the trial `{id}`: {msg}"
+            ),
+            other => {
+                return Err(format!(
+                    "two records of `{id}` with another {field} merged: {}",
+                    outcome(&other)
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets `t[field]` to `value`, which must change it.
+fn ensure_changed(t: &mut Value, field: &str, value: Value) {
+    assert_ne!(
+        t[field], value,
+        "fixture: the trial's {field} is already {value}"
+    );
+    t[field] = value;
+}
+
+/// Regression: resampling seeded from anything but the manifest's seed (mixed with the
+/// jobs, the host, …) is still deterministic, yet not recomputable from results.json.
+fn every_figure_recomputes_from_the_trials_and_the_seed_in_results_json() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut trials = Vec::new();
+    for class in ["documented", "conflicting"] {
+        for i in 0..20 {
+            let s = format!("{class}/s{i}");
+            for r in 0..2 {
+                let k = i + r as usize;
+                trials.push(synthetic(&s, Arm::Baseline, r, k.is_multiple_of(4)));
+                trials.push(synthetic(&s, Arm::Heuristic, r, !(k * 7).is_multiple_of(3)));
+            }
+        }
+    }
+    let mut cfg = f.config("unused", Arm::Heuristic);
+    cfg.repeats = 2;
+    cfg.seed = 5;
+    cfg.jobs = 3;
+    let doc = anvil_bench::battery::runner::assemble(
+        manifest(&cfg, "sha256:corpus".into(), "sha256:labels".into(), true),
+        trials,
+        vec![],
+        "sha256:labels".into(),
+        true,
+    );
+    let dir = f.out("here");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("results.json"),
+        serde_json::to_vec_pretty(&doc).unwrap(),
+    )
+    .unwrap();
+    let doc = read_results(&dir).map_err(failed)?;
+    let s = (doc.classes.clone(), doc.overall.clone());
+    ensure!(
+        bounds(&s).iter().all(Option::is_some),
+        "no interval on the synthetic corpus"
+    );
+    let again = summarize(
+        &doc.trials,
+        &doc.manifest.arms,
+        doc.manifest.investigator.arm,
+        doc.manifest.seed,
+    );
+    ensure!(
+        again == s,
+        "the figures recomputed from results.json's trials and seed differ: {:?} vs {:?}",
+        bounds(&again),
+        bounds(&s)
+    );
+    Ok(())
+}
+
 pub fn checks() -> Vec<Check> {
     vec![
         Check {
@@ -739,6 +1038,41 @@ pub fn checks() -> Vec<Check> {
             name: "battery::every_interval_is_recomputed_from_results_json_alone",
             rules: &["R-BAT-14"],
             run: every_interval_is_recomputed_from_results_json_alone,
+        },
+        Check {
+            name: "battery::every_comparable_manifest_field_refuses_a_resume_and_a_merge_by_name",
+            rules: &["R-BAT-11"],
+            run: every_comparable_manifest_field_refuses_a_resume_and_a_merge_by_name,
+        },
+        Check {
+            name: "battery::report_diff_refuses_runs_on_another_corpus_or_label_set_unless_forced",
+            rules: &["R-BAT-11"],
+            run: report_diff_refuses_runs_on_another_corpus_or_label_set_unless_forced,
+        },
+        Check {
+            name: "battery::a_trial_record_under_another_trials_name_is_refused_on_resume",
+            rules: &["R-BAT-12"],
+            run: a_trial_record_under_another_trials_name_is_refused_on_resume,
+        },
+        Check {
+            name: "battery::a_cancelled_battery_keeps_no_killed_trial_and_resumes_to_the_whole_run",
+            rules: &["R-BAT-12"],
+            run: a_cancelled_battery_keeps_no_killed_trial_and_resumes_to_the_whole_run,
+        },
+        Check {
+            name: "battery::shards_of_a_limited_selection_merge_into_the_unpartitioned_run",
+            rules: &["R-BAT-13"],
+            run: shards_of_a_limited_selection_merge_into_the_unpartitioned_run,
+        },
+        Check {
+            name: "battery::a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused",
+            rules: &["R-BAT-13"],
+            run: a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused,
+        },
+        Check {
+            name: "battery::every_figure_recomputes_from_the_trials_and_the_seed_in_results_json",
+            rules: &["R-BAT-14"],
+            run: every_figure_recomputes_from_the_trials_and_the_seed_in_results_json,
         },
     ]
 }

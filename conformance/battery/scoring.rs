@@ -178,6 +178,83 @@ fn trials_the_budget_refuses_are_listed_as_not_run() -> Result<(), Failed> {
     Ok(())
 }
 
+/// A stand-in `claude`: keeps the `--max-budget-usd` it was given in output/cap.txt and
+/// reports a session that cost $0.40.
+const PRICED_CLAUDE: &str = r#"#!/bin/sh
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "--max-budget-usd" ]; then printf '%s' "$a" > output/cap.txt; fi
+  prev="$a"
+done
+echo '{"type":"system","subtype":"init","session_id":"s"}'
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"duration_ms":5,"session_id":"s","total_cost_usd":0.4,"usage":{"input_tokens":10,"output_tokens":5}}'
+"#;
+
+/// Regression: admission keeps the battery's spend within the budget only if each agent is
+/// held to the share it was admitted with; an agent told no cap may spend what it likes.
+fn every_model_trial_is_handed_at_most_what_is_left_of_the_budget() -> Result<(), Failed> {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new(&[PROPOSAL, super::CONFLICTED, super::DECLINE]);
+    let bin = f.root().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let claude = bin.join("claude");
+    std::fs::write(&claude, PRICED_CLAUDE).unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cfg = f.config("out", Arm::ClaudeCode);
+    cfg.jobs = 1;
+    cfg.max_budget_usd = Some(1.0);
+    cfg.driver.priced = true;
+    cfg.driver.env = vec![("PATH".into(), format!("{}:/usr/bin:/bin", bin.display()))];
+    let doc = battery_ok(&cfg)?.results;
+    // One job: the trials ran in the order results.json lists them.
+    let ran: Vec<_> = doc
+        .trials
+        .iter()
+        .filter(|t| t.arm == Arm::ClaudeCode)
+        .collect();
+    ensure!(
+        ran.len() == 2 && ran.iter().all(|t| t.infra.is_none()),
+        "expected two priced trials on a $1.00 budget at $0.40 each, got {:?}",
+        ran.iter().map(|t| (&t.id, &t.infra)).collect::<Vec<_>>()
+    );
+    let mut spent = 0.0;
+    for t in &ran {
+        let run = f.out("out").join(t.run.as_deref().ok_or("no run kept")?);
+        let cap: f64 = std::fs::read_to_string(run.join("output/cap.txt"))
+            .map_err(|e| {
+                failed(format!(
+                    "{}: the agent was given no --max-budget-usd: {e}",
+                    t.id
+                ))
+            })?
+            .trim()
+            .parse()
+            .map_err(|e| failed(format!("{}: --max-budget-usd is not a number: {e}", t.id)))?;
+        ensure!(
+            cap > 0.0 && cap <= 1.0 - spent + 1e-9,
+            "{}: handed a cap of ${cap} with ${} of the budget left",
+            t.id,
+            1.0 - spent
+        );
+        spent += t.cost_usd;
+    }
+    let as_reported = (spent - 0.8).abs() < 1e-9;
+    ensure!(
+        as_reported,
+        "the priced trials recorded ${spent}, not $0.80"
+    );
+    let not_run: Vec<(&str, &str)> = doc
+        .not_run
+        .iter()
+        .map(|n| (n.id.as_str(), n.reason.as_str()))
+        .collect();
+    ensure!(
+        not_run.len() == 1 && not_run[0].1 == "budget" && not_run[0].0.ends_with("::claude-code#0"),
+        "the trial the budget could not afford is not listed: {not_run:?}"
+    );
+    Ok(())
+}
+
 const SESSION: &str = "conflicting/session-timeout";
 const EMAIL: &str = "sensitive/customer-email";
 
@@ -411,6 +488,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::trials_the_budget_refuses_are_listed_as_not_run",
             rules: &["R-BAT-15"],
             run: trials_the_budget_refuses_are_listed_as_not_run,
+        },
+        Check {
+            name: "battery::every_model_trial_is_handed_at_most_what_is_left_of_the_budget",
+            rules: &["R-BAT-15"],
+            run: every_model_trial_is_handed_at_most_what_is_left_of_the_budget,
         },
         Check {
             name: "battery::a_right_value_reconciled_to_auto_is_not_harmful",

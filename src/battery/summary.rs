@@ -86,7 +86,8 @@ pub struct Contribution {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClassSummary {
     pub class: String,
-    /// Scenarios in the class.
+    /// Scenarios in the class with at least one counted trial (a scenario whose every
+    /// trial failed on its infrastructure measured nothing, R-BAT-9).
     pub n: usize,
     pub arms: BTreeMap<String, ArmSummary>,
     pub contribution: Option<Contribution>,
@@ -280,7 +281,11 @@ fn class_summary(
         per_arm.insert(arm.to_string(), arm_summary(&mine));
     }
     let n = {
-        let mut s: Vec<&str> = trials.iter().map(|t| t.scenario.as_str()).collect();
+        let mut s: Vec<&str> = trials
+            .iter()
+            .filter(|t| t.counted())
+            .map(|t| t.scenario.as_str())
+            .collect();
         s.sort_unstable();
         s.dedup();
         s.len()
