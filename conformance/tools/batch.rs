@@ -239,47 +239,43 @@ pub(super) fn pagination() -> Result<(), Failed> {
             .all(|w| w[0].0 != w[1].0 || w[0].1 < w[1].1),
         "not in line order within a file: {whole:?}"
     );
-    let mut offset = 0u64;
-    let mut paged = Vec::new();
-    loop {
-        let doc = q.ok(vec![r(
-            "A",
-            "source.find_text",
-            json!({"paths": paths, "text": "capture", "offset": offset, "limit": 2}),
-        )])?;
-        let again = q.ok(vec![r(
-            "A",
-            "source.find_text",
-            json!({"paths": paths, "text": "capture", "offset": offset, "limit": 2}),
-        )])?;
-        ensure!(doc == again, "the same page differs between two calls");
-        let OperationResult::FindText(t) = &doc.results[0].result else {
-            return Err("wrong operation".into());
-        };
-        ensure!(
-            t.page.total == whole.len() as u64,
-            "total changes between pages"
-        );
-        ensure!(
-            t.page.truncated == t.page.next_offset.is_some(),
-            "truncated and nextOffset disagree"
-        );
-        paged.extend(matches_of(&doc));
-        match t.page.next_offset {
-            Some(next) => {
-                ensure!(
-                    next == offset + 2,
-                    "nextOffset {next} does not follow offset {offset}"
-                );
-                offset = next;
+    // Pages of every size concatenate to the whole: one match a page, two, three.
+    for limit in [1u64, 2, 3] {
+        let mut offset = 0u64;
+        let mut paged = Vec::new();
+        loop {
+            let page = json!({"paths": paths, "text": "capture", "offset": offset, "limit": limit});
+            let doc = q.ok(vec![r("A", "source.find_text", page.clone())])?;
+            let again = q.ok(vec![r("A", "source.find_text", page)])?;
+            ensure!(doc == again, "the same page differs between two calls");
+            let OperationResult::FindText(t) = &doc.results[0].result else {
+                return Err("wrong operation".into());
+            };
+            ensure!(
+                t.page.total == whole.len() as u64,
+                "total changes between pages"
+            );
+            ensure!(
+                t.page.truncated == t.page.next_offset.is_some(),
+                "truncated and nextOffset disagree"
+            );
+            paged.extend(matches_of(&doc));
+            match t.page.next_offset {
+                Some(next) => {
+                    ensure!(
+                        next == offset + limit,
+                        "nextOffset {next} does not follow offset {offset} by {limit}"
+                    );
+                    offset = next;
+                }
+                None => break,
             }
-            None => break,
         }
+        ensure!(
+            paged == whole,
+            "pages of {limit} do not concatenate to the whole answer"
+        );
     }
-    ensure!(
-        paged == whole,
-        "pages do not concatenate to the whole answer"
-    );
     let past = q.ok(vec![r("A", "source.list_files", json!({"offset": 1000}))])?;
     let OperationResult::ListFiles(l) = &past.results[0].result else {
         return Err("wrong operation".into());
