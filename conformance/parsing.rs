@@ -150,6 +150,28 @@ pub fn checks() -> Vec<Check> {
                 .map(drop)
             },
         },
+        Check {
+            name: "parsing::a_target_with_a_run_on_location_or_a_blank_in_its_name_is_rejected",
+            rules: &["R-PARSE-4"],
+            run: || {
+                proposals_refused(
+                    &[
+                        "op.create_payment.input.bodycapture_timeout",
+                        "op.create_payment.input.body_capture_timeout",
+                        "op.create_payment.input.body.capture timeout",
+                        "op.create_payment.input.body.capture_timeout ",
+                        "op.create_payment.input.body.\tcapture_timeout",
+                    ],
+                    |p, t| {
+                        p["target"] = json!(t);
+                        p["patch"]["target"] = json!(t);
+                    },
+                    "target",
+                    DocErrorKind::MalformedTarget,
+                )
+                .map(|_| ())
+            },
+        },
         // R-PARSE-5
         Check {
             name: "parsing::an_unknown_deficiency_code_is_rejected",
