@@ -10,8 +10,9 @@ use libtest_mimic::Failed;
 use serde_json::json;
 
 use crate::support::{
-    EMAIL_TARGET, UNIT_TARGET, World, bytes_of, failed, frozen_unit, lifecycle_json, msg, out,
-    proposal_refused, rail_cli, stderr, unit_proposal, write_proposal,
+    EMAIL_TARGET, UNIT_TARGET, World, bytes_of, failed, freeze, frozen_unit, lifecycle_json, msg,
+    open_inferred_unit, out, proposal_bytes_refused, proposal_refused, proposals_refused, rail_cli,
+    stderr, unit_proposal, unit_research_in, write_proposal,
 };
 use crate::{Check, ensure};
 
@@ -98,6 +99,78 @@ pub fn checks() -> Vec<Check> {
             },
         },
         Check {
+            name: "binding::a_target_differing_only_in_location_or_letter_case_is_refused",
+            rules: &["R-BIND-1", "R-BIND-7"],
+            run: || {
+                let others = [
+                    "op.create_payment.input.query.capture_timeout",
+                    "op.create_payment.output.body.capture_timeout",
+                    "op.create_payment.input.body.CAPTURE_TIMEOUT",
+                    "op.Create_Payment.input.body.capture_timeout",
+                ];
+                let refusals = proposals_refused(
+                    &others,
+                    |p, other| {
+                        p["target"] = json!(other);
+                        p["patch"]["target"] = json!(other);
+                    },
+                    "target",
+                    DocErrorKind::Binding,
+                )?;
+                for (other, d) in others.iter().zip(&refusals) {
+                    ensure!(
+                        d.reason.contains(other) && d.reason.contains(UNIT_TARGET),
+                        "the refusal does not name both targets: {}",
+                        d.reason
+                    );
+                }
+                Ok(())
+            },
+        },
+        Check {
+            name: "binding::a_patch_target_differing_only_in_location_or_letter_case_is_refused",
+            rules: &["R-BIND-2", "R-BIND-7"],
+            run: || {
+                let others = [
+                    "op.create_payment.input.query.capture_timeout",
+                    "op.create_payment.output.body.capture_timeout",
+                    "op.create_payment.input.body.Capture_Timeout",
+                ];
+                let refusals = proposals_refused(
+                    &others,
+                    |p, other| p["patch"]["target"] = json!(other),
+                    "patch.target",
+                    DocErrorKind::Binding,
+                )?;
+                for (other, d) in others.iter().zip(&refusals) {
+                    ensure!(
+                        d.reason.contains(other),
+                        "the refusal does not name the patch target: {}",
+                        d.reason
+                    );
+                }
+                Ok(())
+            },
+        },
+        Check {
+            name: "binding::a_skill_differing_only_in_letter_case_is_refused",
+            rules: &["R-BIND-3", "R-BIND-7"],
+            run: || {
+                proposals_refused(
+                    &["Annotate-Unit", "ANNOTATE-UNIT"],
+                    |p, s| p["skill"] = json!(s),
+                    "skill",
+                    DocErrorKind::Binding,
+                )
+                .map(|_| ())
+            },
+        },
+        Check {
+            name: "binding::an_inferred_value_case_refuses_the_skills_other_trigger_as_deficiency",
+            rules: &["R-BIND-5", "R-BIND-7"],
+            run: inferred_case_deficiency,
+        },
+        Check {
             name: "binding::the_cli_refuses_a_mismatched_proposal_with_exit_1_naming_the_field",
             rules: &["R-BIND-2", "R-BIND-7", "R-PARSE-7"],
             run: cli_refusal,
@@ -159,6 +232,34 @@ fn bound_proposal_end_to_end() -> Result<(), Failed> {
     ensure!(
         bytes_of(&out(&u.run, "proposal.json")) == written,
         "the rails rewrote the hand-written proposal"
+    );
+    Ok(())
+}
+
+/// A case opened on `unproven_inferred_value` (annotate-unit's other trigger) is bound to
+/// that deficiency: the proposal passes with it and is refused with `unit_ambiguous_field`,
+/// a code the skill also handles but this case is not about.
+fn inferred_case_deficiency() -> Result<(), Failed> {
+    let w = World::new();
+    let run = open_inferred_unit(&w)?;
+    let u = unit_research_in(run)?;
+    freeze(&u.run)?;
+    let mut p = unit_proposal("s", &[&u.claim]);
+    p["deficiency"] = json!("unproven_inferred_value");
+    write_proposal(&u.run, &p);
+    let control = rails::validate(&u.run, None, true).map_err(failed)?;
+    ensure!(
+        control.verdict == anvil_bench::case::validate::Verdict::Pass,
+        "test setup: the bound proposal does not pass: {:?}",
+        control.checks
+    );
+    p["deficiency"] = json!("unit_ambiguous_field");
+    write_proposal(&u.run, &p);
+    let d = proposal_bytes_refused(&u.run, "deficiency", DocErrorKind::Binding)?;
+    ensure!(
+        d.reason.contains("unit_ambiguous_field") && d.reason.contains("unproven_inferred_value"),
+        "the refusal does not name both deficiencies: {}",
+        d.reason
     );
     Ok(())
 }

@@ -54,6 +54,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-DOC-7"],
             run: brief_provenance,
         },
+        Check {
+            name: "document::the_brief_names_every_input_it_is_built_from",
+            rules: &["R-DOC-7"],
+            run: brief_names_its_inputs,
+        },
     ]
 }
 
@@ -288,6 +293,37 @@ fn brief_provenance() -> Result<(), Failed> {
             WORKING_DISCIPLINE.contains(phrase),
             "discipline block lacks {phrase:?}"
         );
+    }
+    Ok(())
+}
+
+/// The brief's provenance line names each input by the value case.json records: the AIR
+/// hash, the source revision, the skill and its version, the policy hash, the executor.
+fn brief_names_its_inputs() -> Result<(), Failed> {
+    let w = World::new();
+    w.git_init();
+    let opened = w.open_unit()?;
+    let case = crate::support::read_json(&opened.run_dir.join("case.json"));
+    let id = &case["identity"];
+    let text = |f: &str| {
+        id[f]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| id[f].to_string())
+    };
+    let md = std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap();
+    ensure!(
+        text("airHash") != text("sourceRevision"),
+        "test setup: the AIR hash and the source revision are the same value"
+    );
+    for expected in [
+        format!("AIR `{}`", text("airHash")),
+        format!("source revision `{}`", text("sourceRevision")),
+        format!("skill `{}@{}`", text("skill"), text("skillVersion")),
+        format!("policy `{}`", text("policyHash")),
+        format!("executor `{}`", text("executor")),
+    ] {
+        ensure!(md.contains(&expected), "CASE.md does not say {expected}");
     }
     Ok(())
 }

@@ -26,6 +26,11 @@ pub fn checks() -> Vec<Check> {
             run: key_injective,
         },
         Check {
+            name: "identity::every_character_outside_the_safe_class_is_folded_wherever_it_stands",
+            rules: &["R-ID-2", "R-ID-3"],
+            run: key_every_character,
+        },
+        Check {
             name: "identity::case_json_records_every_identity_field_with_true_values",
             rules: &["R-ID-6"],
             run: identity_fields,
@@ -144,6 +149,45 @@ fn key_path_safe() -> Result<(), Failed> {
         CaseKey::new("describe-field", &long).as_str().len() < 200,
         "long target gave an over-long key"
     );
+    Ok(())
+}
+
+/// Every ASCII character (and a few beyond), alone, inside and at the start of a field
+/// name, and at the start of the skill name (`CaseKey::new` takes any string): the key
+/// keeps only `[A-Za-z0-9._-]`, never holds `..`, never starts with `.` or `-`, and no
+/// two of these pairs share a key.
+fn key_every_character() -> Result<(), Failed> {
+    let mut chars: Vec<char> = (0u8..=0x7f).map(char::from).collect();
+    chars.extend(['\u{a0}', 'é', '\u{2028}', '\u{202e}', '\u{ff0f}']);
+    let mut seen = std::collections::BTreeMap::new();
+    for skill in ["describe-field", "-describe-field", ".describe-field"] {
+        for c in &chars {
+            for name in [format!("{c}"), format!("a{c}b"), format!("{c}b")] {
+                let target = TargetKey::Field {
+                    op: "op".into(),
+                    location: anvil_bench::air::Location::InputBody,
+                    name: name.clone(),
+                };
+                let key = CaseKey::new(skill, &target);
+                let s = key.as_str();
+                ensure!(
+                    s.chars()
+                        .all(|k| k.is_ascii_alphanumeric() || matches!(k, '.' | '_' | '-')),
+                    "key {s:?} for ({skill:?}, {name:?}) has an unsafe character"
+                );
+                ensure!(!s.contains(".."), "key {s:?} for {name:?} contains `..`");
+                ensure!(
+                    !s.starts_with('.') && !s.starts_with('-'),
+                    "key {s:?} for skill {skill:?} starts with `.` or `-`"
+                );
+                if let Some(prev) = seen.insert(key.clone(), (skill, name.clone())) {
+                    return Err(
+                        format!("{prev:?} and ({skill:?}, {name:?}) share key {key}").into(),
+                    );
+                }
+            }
+        }
+    }
     Ok(())
 }
 

@@ -59,6 +59,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-LC-2"],
             run: transitions::decline_from_open,
         },
+        Check {
+            name: "lifecycle::a_decline_from_open_freezes_what_was_learned",
+            rules: &["R-LC-2", "R-LC-3"],
+            run: transitions::decline_from_open_freezes_research,
+        },
         // R-LC-3, R-LC-4
         Check {
             name: "lifecycle::freezing_records_the_hash_of_each_frozen_file",

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use crate::support::{
     World, bytes_of, claim_input, ev, failed, frozen_unit, lifecycle_json, msg, out,
-    proposal_bytes_refused, proposal_refused, rail_cli, read_json, rejected_doc, stderr, stdout,
-    unit_proposal, unit_research, write_json, write_proposal,
+    proposal_bytes_refused, proposal_refused, proposals_refused, rail_cli, read_json, rejected_doc,
+    stderr, stdout, unit_proposal, unit_research, write_json, write_proposal,
 };
 use crate::{Check, ensure};
 
@@ -150,6 +150,28 @@ pub fn checks() -> Vec<Check> {
                 .map(drop)
             },
         },
+        Check {
+            name: "parsing::a_target_with_a_run_on_location_or_a_blank_in_its_name_is_rejected",
+            rules: &["R-PARSE-4"],
+            run: || {
+                proposals_refused(
+                    &[
+                        "op.create_payment.input.bodycapture_timeout",
+                        "op.create_payment.input.body_capture_timeout",
+                        "op.create_payment.input.body.capture timeout",
+                        "op.create_payment.input.body.capture_timeout ",
+                        "op.create_payment.input.body.\tcapture_timeout",
+                    ],
+                    |p, t| {
+                        p["target"] = json!(t);
+                        p["patch"]["target"] = json!(t);
+                    },
+                    "target",
+                    DocErrorKind::MalformedTarget,
+                )
+                .map(|_| ())
+            },
+        },
         // R-PARSE-5
         Check {
             name: "parsing::an_unknown_deficiency_code_is_rejected",
@@ -164,6 +186,23 @@ pub fn checks() -> Vec<Check> {
                     .map_err(|e| failed(format!("deficiency `{d}`: {}", msg(&e))))?;
                 }
                 Ok(())
+            },
+        },
+        Check {
+            name: "parsing::a_deficiency_code_padded_or_respelled_is_rejected_not_normalised",
+            rules: &["R-PARSE-5"],
+            run: || {
+                proposals_refused(
+                    &[
+                        " unit_ambiguous_field",
+                        "unit_ambiguous_field\n",
+                        "unit-ambiguous-field",
+                    ],
+                    |p, d| p["deficiency"] = json!(d),
+                    "deficiency",
+                    DocErrorKind::UnknownDeficiency,
+                )
+                .map(|_| ())
             },
         },
         // R-PARSE-6

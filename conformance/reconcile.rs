@@ -4,6 +4,7 @@
 mod open_target;
 mod records;
 mod routing;
+mod values;
 
 use std::path::{Path, PathBuf};
 
@@ -81,6 +82,7 @@ pub fn checks() -> Vec<Check> {
     all.extend(open_target::checks());
     all.extend(records::checks());
     all.extend(routing::checks());
+    all.extend(values::checks());
     all
 }
 

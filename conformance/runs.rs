@@ -29,6 +29,16 @@ pub fn checks() -> Vec<Check> {
             run: fresh_output,
         },
         Check {
+            name: "runs::a_replacing_run_starts_with_an_empty_output_and_workspace",
+            rules: &["R-ID-5", "R-ID-7"],
+            run: replace_fresh_output,
+        },
+        Check {
+            name: "runs::replace_refuses_a_run_of_another_case",
+            rules: &["R-ID-7"],
+            run: replace_wrong_case,
+        },
+        Check {
             name: "runs::resume_names_the_run_and_writes_nothing",
             rules: &["R-ID-7"],
             run: resume_explicit,
@@ -342,4 +352,65 @@ fn no_temp_left() -> Result<(), Failed> {
     }
     is_complete(&opened.run_dir)?;
     Ok(())
+}
+
+/// `--replace` starts over: the new run's output/ and workspace/ are empty however much
+/// the replaced run holds, and the replaced run keeps all of it.
+fn replace_fresh_output() -> Result<(), Failed> {
+    let w = World::new();
+    let first = w.open_unit()?;
+    for f in ["evidence.json", "claims.json", "proposal.json"] {
+        std::fs::write(first.run_dir.join("output").join(f), "{\"stale\": true}").unwrap();
+    }
+    std::fs::write(first.run_dir.join("workspace/notes.md"), "old notes").unwrap();
+    let before = tree(&first.run_dir);
+    let mut req = w.request("annotate-unit", UNIT_TARGET);
+    req.mode = OpenMode::Replace(first.run_dir.clone());
+    let second = open(&req).map_err(|e| Failed::from(e.to_string()))?;
+    for dir in ["output", "workspace"] {
+        let entries: Vec<_> = std::fs::read_dir(second.run_dir.join(dir))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        ensure!(
+            entries.is_empty(),
+            "the replacing run's {dir}/ is not empty: {entries:?}"
+        );
+    }
+    ensure!(
+        tree(&first.run_dir) == before,
+        "replace changed the replaced run"
+    );
+    Ok(())
+}
+
+/// `--replace` names a run of this case only, as `--resume` does: replacing another case's
+/// run is refused and writes nothing.
+fn replace_wrong_case() -> Result<(), Failed> {
+    let w = World::new();
+    let first = w.open_unit()?;
+    let mut req = w.request("classify-sensitivity", EMAIL_TARGET);
+    req.mode = OpenMode::Replace(first.run_dir.clone());
+    let before = tree(&w.cases());
+    match open(&req) {
+        Ok(o) => Err(format!(
+            "replaced another case's run: {} now supersedes {}",
+            o.run_dir.display(),
+            first.run_dir.display()
+        )
+        .into()),
+        Err(e) => {
+            ensure!(
+                e.kind() == "wrong_case",
+                "unexpected refusal {}: {e}",
+                e.kind()
+            );
+            ensure!(
+                tree(&w.cases()) == before,
+                "refusal changed the cases directory"
+            );
+            Ok(())
+        }
+    }
 }

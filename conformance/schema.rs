@@ -4,7 +4,7 @@ use anvil_bench::case::proposal::parse_proposal;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::{EMAIL_TARGET, UNIT_TARGET, World, read_json};
+use crate::support::{EMAIL_TARGET, UNIT_TARGET, World, open_inferred_unit, read_json};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -18,6 +18,21 @@ pub fn checks() -> Vec<Check> {
             name: "schema::predicates_and_patch_keys_are_limited_to_the_skill",
             rules: &["R-DOC-5"],
             run: limits,
+        },
+        Check {
+            name: "schema::the_deficiency_const_is_the_cases_own_not_the_skills_first_trigger",
+            rules: &["R-DOC-4", "R-DOC-6"],
+            run: deficiency_of_the_case,
+        },
+        Check {
+            name: "schema::schema_and_parser_agree_on_claim_ids_at_the_edge_of_the_pattern",
+            rules: &["R-DOC-6"],
+            run: claim_id_edges,
+        },
+        Check {
+            name: "schema::the_claim_definition_admits_no_unknown_field",
+            rules: &["R-DOC-5"],
+            run: claim_closed,
         },
         Check {
             name: "schema::schema_and_parser_agree_on_every_document",
@@ -133,6 +148,96 @@ fn limits() -> Result<(), Failed> {
         valid(&claim_schema, &ok),
         "claim schema rejects a supporting predicate"
     );
+    Ok(())
+}
+
+/// annotate-unit opened on its second trigger (`unproven_inferred_value`): the schema fixes
+/// that code, and the schema and the parser agree on both codes.
+fn deficiency_of_the_case() -> Result<(), Failed> {
+    let w = World::new();
+    let run_dir = open_inferred_unit(&w)?;
+    let schema = load_schema(&run_dir);
+    let fixed = &schema["properties"]["deficiency"]["const"];
+    ensure!(
+        fixed == "unproven_inferred_value",
+        "the schema fixes deficiency {fixed}, not the case's unproven_inferred_value"
+    );
+    let run = crate::support::rails::load_run(&run_dir).map_err(|e| Failed::from(e.to_string()))?;
+    for (deficiency, admissible) in [
+        ("unproven_inferred_value", true),
+        ("unit_ambiguous_field", false),
+    ] {
+        let doc = base(UNIT_TARGET, "annotate-unit", deficiency, "unit", json!("s"));
+        let bytes = serde_json::to_vec(&doc).unwrap();
+        let parsed = parse_proposal(&bytes, &run.doc, "output/proposal.json");
+        ensure!(
+            valid(&schema, &doc) == admissible && parsed.is_ok() == admissible,
+            "deficiency {deficiency}: schema says {}, parser says {:?}, expected admissible = {admissible}",
+            valid(&schema, &doc),
+            parsed.err().map(|e| e.to_string())
+        );
+    }
+    Ok(())
+}
+
+/// Grounding ids at the edge of the claim-id shape: an empty tail, another prefix, a
+/// character outside the class. Schema and parser agree on each, both ways.
+fn claim_id_edges() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    let schema = load_schema(&opened.run_dir);
+    let run = crate::support::rails::load_run(&opened.run_dir)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let mut accepted = 0;
+    for id in [
+        "cl-", "cl-a", "cl--", "cl-_", "CL-a", "cl-a.b", "cl-a b", "cl-é", "xcl-a", "cl",
+    ] {
+        let mut doc = base(
+            UNIT_TARGET,
+            "annotate-unit",
+            "unit_ambiguous_field",
+            "unit",
+            json!("s"),
+        );
+        doc["grounding"]["unit"] = json!([id]);
+        let bytes = serde_json::to_vec(&doc).unwrap();
+        let parsed = parse_proposal(&bytes, &run.doc, "output/proposal.json");
+        let schema_ok = valid(&schema, &doc);
+        ensure!(
+            schema_ok == parsed.is_ok(),
+            "grounding id {id:?}: schema says {schema_ok}, parser says {:?}",
+            parsed.err().map(|e| e.to_string())
+        );
+        accepted += usize::from(schema_ok);
+    }
+    ensure!(accepted == 3, "expected 3 admissible ids, {accepted} were");
+    Ok(())
+}
+
+/// `$defs.claim` is closed like the claims.json parser: a claim with a field the parser
+/// rejects (an agent-supplied `excerpt`, a `status`) is invalid against it.
+fn claim_closed() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    let schema = load_schema(&opened.run_dir);
+    let mut claim_schema = schema["$defs"]["claim"].clone();
+    claim_schema["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    let ok = json!({"id": "cl-1", "predicate": "field.unit", "value": "s", "artifactIds": ["ev-1"], "confidence": 0.5});
+    ensure!(
+        valid(&claim_schema, &ok),
+        "test setup: the claim schema rejects a plain claim"
+    );
+    for (extra, value) in [
+        ("excerpt", json!("timedelta(seconds=...)")),
+        ("status", json!("accepted")),
+    ] {
+        let mut claim = ok.clone();
+        claim[extra] = value;
+        ensure!(
+            !valid(&claim_schema, &claim),
+            "the claim schema admits an unknown field `{extra}`"
+        );
+    }
     Ok(())
 }
 

@@ -440,6 +440,37 @@ pub fn proposal_refused(
     proposal_bytes_refused(&u.run, field, kind)
 }
 
+/// [`proposal_refused`] for several variants on one frozen unit run: the unchanged
+/// proposal passes first, then each `values[i]` applied by `set` must be rejected at
+/// `field` with `kind` (each rejection leaves the run as it was, so the next variant
+/// meets the same run). Returns the rejections in order.
+pub fn proposals_refused(
+    values: &[&str],
+    set: impl Fn(&mut serde_json::Value, &str),
+    field: &str,
+    kind: anvil_bench::case::proposal::DocErrorKind,
+) -> Result<Vec<anvil_bench::case::proposal::DocError>, Failed> {
+    let w = World::new();
+    let u = frozen_unit(&w)?;
+    let good = unit_proposal("s", &[&u.claim]);
+    write_proposal(&u.run, &good);
+    let control = crate::support::rails::validate(&u.run, None, true).map_err(failed)?;
+    if control.verdict != anvil_bench::case::validate::Verdict::Pass {
+        return Err(format!("the unchanged proposal does not pass: {control:?}").into());
+    }
+    let mut out = Vec::new();
+    for value in values {
+        let mut p = good.clone();
+        set(&mut p, value);
+        write_proposal(&u.run, &p);
+        out.push(
+            proposal_bytes_refused(&u.run, field, kind)
+                .map_err(|e| failed(format!("{field} {value:?}: {}", msg(&e))))?,
+        );
+    }
+    Ok(out)
+}
+
 /// The validate rail (dry run and real) rejects the run's current proposal.json at
 /// `field` with `kind`; nothing is recorded and the proposal is not rewritten.
 pub fn proposal_bytes_refused(

@@ -89,6 +89,16 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-VAL-6"],
             run: grounding::conflict_fails,
         },
+        Check {
+            name: "validation::an_unresolved_conflict_on_an_error_predicate_fails_validation",
+            rules: &["R-VAL-6"],
+            run: grounding::conflict_fails_for_an_error,
+        },
+        Check {
+            name: "validation::a_conflicting_value_grounded_only_by_external_pages_is_still_a_conflict",
+            rules: &["R-VAL-6", "R-CL-6"],
+            run: grounding::unverified_dissent_is_a_conflict,
+        },
         // R-VAL-7
         Check {
             name: "validation::an_empty_description_is_refused",

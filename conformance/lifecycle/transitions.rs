@@ -176,3 +176,44 @@ pub(super) fn decline_from_open() -> Result<(), Failed> {
     }
     Ok(())
 }
+
+/// Declining straight from open, with evidence and a claim deposited, freezes both files
+/// with the result (their hashes in lifecycle.json), so an edit made afterwards is
+/// tampering that close refuses.
+pub(super) fn decline_from_open_freezes_research() -> Result<(), Failed> {
+    let w = World::new();
+    let u = unit_research(&w)?;
+    ensure!(state(&u.run) == "open", "test setup");
+    decline(&u.run, Status::InsufficientEvidence).map_err(failed)?;
+    let lc = lifecycle_json(&u.run);
+    for rel in ["output/evidence.json", "output/claims.json"] {
+        let bytes = bytes_of(&u.run.join(rel)).ok_or(format!("test setup: no {rel}"))?;
+        ensure!(
+            lc["frozen"][rel] == anvil_bench::canon::bytes_hash(&bytes),
+            "{rel} is not frozen with its hash: frozen = {}",
+            lc["frozen"]
+        );
+    }
+    let path = out(&u.run, "claims.json");
+    let mut claims = read_json(&path);
+    claims["claims"][0]["confidence"] = json!(0.1);
+    crate::support::write_json(&path, &claims);
+    match rails::close(
+        &u.run,
+        &anvil_bench::reconcile::CloseRequest::default(),
+        None,
+    ) {
+        Ok(doc) => Err(format!(
+            "close accepted claims.json edited after a decline from open: {:?}",
+            doc.status
+        )
+        .into()),
+        Err(e) => {
+            ensure!(
+                e.to_string().contains("claims.json"),
+                "the refusal does not name claims.json: {e}"
+            );
+            Ok(())
+        }
+    }
+}

@@ -184,3 +184,70 @@ pub(super) fn conflict_fails() -> Result<(), Failed> {
     ensure!(e.is_err(), "a conflicted proposal finalized as generated");
     Ok(())
 }
+
+/// The conflict check follows the skill's own predicate for the patched field
+/// (`error.retryable` for enrich-error), not a `field.` prefix: two accepted claims on
+/// CARD_DECLINED's retryability, false and true, fail validation of a proposal of false
+/// that is otherwise grounded.
+pub(super) fn conflict_fails_for_an_error() -> Result<(), Failed> {
+    let w = World::new();
+    let target = "op.create_payment.error.CARD_DECLINED";
+    let run = anvil_bench::case::open(&w.request("enrich-error", target))
+        .map_err(crate::support::failed)?
+        .run_dir;
+    let a = ev(&run, "src/payments/service.py", 14, 16)?;
+    let b = ev(&run, "src/payments/service.py", 45, 47)?;
+    let c = ev(&run, "src/payments/service.py", 19, 21)?;
+    let no = claim(&run, "error.retryable", json!(false), &[&a, &b])?;
+    claim(&run, "error.retryable", json!(true), &[&c])?;
+    let research = freeze(&run)?;
+    ensure!(
+        research.conflict_on("error.retryable").is_some(),
+        "test setup: no conflict recorded: {:?}",
+        research.conflicts
+    );
+    write_proposal(
+        &run,
+        &json!({
+            "format": "anvil-proposal", "formatVersion": 1,
+            "skill": "enrich-error", "skillVersion": 1,
+            "deficiency": "error_retryability_unclear",
+            "target": target,
+            "patch": {"target": target, "set": {"retryable": false}},
+            "grounding": {"retryable": [no]},
+            "confidence": 0.9,
+            "rationale": "the service raises CARD_DECLINED as a final decline"
+        }),
+    );
+    let record = validated(&run)?;
+    ensure!(
+        check(&record.checks, "evidence_supports_value")?.passed,
+        "test setup: the grounding itself should be sound: {:?}",
+        record.checks
+    );
+    fails_on(&record, "no_unresolved_conflict")?;
+    ensure!(
+        crate::support::rails::finalize(&run, None, None, None).is_err(),
+        "a conflicted proposal finalized as generated"
+    );
+    Ok(())
+}
+
+/// A second value asserted only on unverified external pages is still a second accepted
+/// value: the conflict is recorded at freeze and validation of the verified value fails.
+pub(super) fn unverified_dissent_is_a_conflict() -> Result<(), Failed> {
+    let w = World::new();
+    let u = unit_research(&w)?;
+    let pages = externals(&u.run, 2)?;
+    let refs: Vec<&str> = pages.iter().map(String::as_str).collect();
+    claim(&u.run, "field.unit", json!("ms"), &refs)?;
+    let research = freeze(&u.run)?;
+    ensure!(
+        research.conflict_on("field.unit").is_some(),
+        "two accepted values on field.unit, one only unverified, are no conflict: {:?}",
+        research.values
+    );
+    write_proposal(&u.run, &unit_proposal("s", &[&u.claim]));
+    let record = validated(&u.run)?;
+    fails_on(&record, "no_unresolved_conflict")
+}
