@@ -149,6 +149,15 @@ pub(super) fn duplicate_ids() -> Result<(), Failed> {
         ],
         "duplicate_request_id",
     )?;
+    // Ids are exact strings: two that differ only in letter case are two requests.
+    let doc = q.ok(vec![
+        r("q", "source.list_files", json!({})),
+        r("Q", "source.list_files", json!({})),
+    ])?;
+    ensure!(
+        doc.results.len() == 2,
+        "ids `q` and `Q` were not both answered"
+    );
     Ok(())
 }
 
