@@ -370,3 +370,45 @@ fn an_interrupted_battery_keeps_what_finished_and_resumes() {
     assert_eq!(doc["trials"].as_array().unwrap().len(), 10 * 5);
     assert!(doc["notRun"].as_array().unwrap().is_empty());
 }
+
+/// A run made without the controls resumes with `--resume DIR` alone, whichever
+/// investigator it scored, the oracle included (its arm is then the investigator's, not a
+/// control's).
+#[test]
+fn a_run_without_controls_resumes_from_its_manifest_alone() {
+    for investigator in ["heuristic", "oracle"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out_dir = tmp.path().join("out");
+        let out_arg = out_dir.to_str().unwrap();
+        let first = battery(
+            tmp.path(),
+            &[
+                "--investigator",
+                investigator,
+                "--no-controls",
+                "--limit",
+                "1",
+                "--out",
+                out_arg,
+            ],
+        );
+        assert!(
+            first.status.success(),
+            "{}",
+            String::from_utf8_lossy(&first.stderr)
+        );
+        let before = results(&out_dir);
+        let resumed = battery(tmp.path(), &["--resume", out_arg]);
+        assert!(
+            resumed.status.success(),
+            "{investigator}: {}",
+            String::from_utf8_lossy(&resumed.stderr)
+        );
+        let after = results(&out_dir);
+        assert_eq!(
+            after["manifest"]["arms"], before["manifest"]["arms"],
+            "{investigator}"
+        );
+        assert_eq!(after["trials"], before["trials"], "{investigator}");
+    }
+}

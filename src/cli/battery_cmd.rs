@@ -74,7 +74,8 @@ fn fill_from_manifest(a: &mut BatteryArgs, m: &results::Manifest) {
     if a.partition.is_none() {
         a.partition = m.partition.clone();
     }
-    if !m.arms.contains(&Arm::Oracle) {
+    // The cheaters run only as controls; the oracle may be the investigator itself.
+    if !m.arms.contains(&Arm::CheaterReach) {
         a.no_controls = true;
     }
 }
