@@ -325,5 +325,20 @@ fn brief_names_its_inputs() -> Result<(), Failed> {
     ] {
         ensure!(md.contains(&expected), "CASE.md does not say {expected}");
     }
+    // A repository without a commit: what the evidence is bound to is the digest of the
+    // manifest taken at open, and the brief names it.
+    let plain = World::new();
+    let opened = plain.open_unit()?;
+    let case = crate::support::read_json(&opened.run_dir.join("case.json"));
+    let digest = case["identity"]["sourceDigest"].as_str().unwrap_or("");
+    ensure!(
+        !digest.is_empty(),
+        "test setup: no sourceDigest without a commit"
+    );
+    let md = std::fs::read_to_string(opened.run_dir.join("CASE.md")).unwrap();
+    ensure!(
+        md.contains(&format!("source digest `{digest}`")),
+        "CASE.md does not name the source digest {digest}"
+    );
     Ok(())
 }

@@ -108,13 +108,21 @@ pub fn render_case_md(case: &CaseDoc, case_hash: &str) -> String {
 fn render_header(s: &mut String, case: &CaseDoc, case_hash: &str) {
     let id = &case.identity;
     let _ = writeln!(s, "# Case `{}`\n", id.case_key);
+    // A repository without a commit is named by the digest of what it held at open.
+    let source = match &id.source_digest {
+        Some(digest) => format!(
+            "source revision `{}` (source digest `{digest}`)",
+            id.source_revision
+        ),
+        None => format!("source revision `{}`", id.source_revision),
+    };
     let _ = writeln!(
         s,
         "> Generated from `case.json` ({case_hash}). Do not edit: `anvil-bench case verify .` reports drift.\n\
-         > Built from: run `{}`, AIR `{}`, source revision `{}`, skill `{}@{}`, policy `{}`, executor `{}`, opened {}.\n",
+         > Built from: run `{}`, AIR `{}`, {}, skill `{}@{}`, policy `{}`, executor `{}`, opened {}.\n",
         id.run_id,
         id.air_hash,
-        id.source_revision,
+        source,
         id.skill,
         id.skill_version,
         id.policy_hash,
