@@ -469,6 +469,12 @@ mod tests {
 
     use super::*;
 
+    /// Writes `body` to `path` as an executable file.
+    fn executable(path: &Path, body: &str) {
+        std::fs::write(path, body).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
     /// As execvp: only an executable regular file counts, so a directory (or a plain file)
     /// named like the program earlier on `PATH` is passed over.
     #[test]
@@ -484,8 +490,7 @@ mod tests {
         std::fs::create_dir_all(&b).unwrap();
         std::fs::write(b.join("agent"), "not executable").unwrap();
         std::fs::create_dir_all(&c).unwrap();
-        std::fs::write(c.join("agent"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(c.join("agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        executable(&c.join("agent"), "#!/bin/sh\n");
         let env = BTreeMap::from([(
             "PATH".to_string(),
             format!("{}:{}:{}", a.display(), b.display(), c.display()),
@@ -505,12 +510,8 @@ mod tests {
         for d in [&bin, &real, &interp_dir] {
             std::fs::create_dir_all(d).unwrap();
         }
-        let exe = |p: &Path, body: &str| {
-            std::fs::write(p, body).unwrap();
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        };
-        exe(&real.join("agent"), "#!/usr/bin/env -S mynode --flag\n");
-        exe(&interp_dir.join("mynode"), "");
+        executable(&real.join("agent"), "#!/usr/bin/env -S mynode --flag\n");
+        executable(&interp_dir.join("mynode"), "");
         std::os::unix::fs::symlink(real.join("agent"), bin.join("agent")).unwrap();
         let env = BTreeMap::from([("PATH".to_string(), interp_dir.display().to_string())]);
         assert_eq!(
@@ -518,7 +519,7 @@ mod tests {
             [bin.clone(), real.clone(), interp_dir.clone()]
         );
         // An interpreter named by its path is mounted from where it is.
-        exe(
+        executable(
             &real.join("direct"),
             &format!("#!{}\n", interp_dir.join("mynode").display()),
         );
@@ -545,9 +546,7 @@ mod tests {
         ] {
             std::fs::create_dir_all(d).unwrap();
         }
-        std::fs::write(tools.join("agent"), "").unwrap();
-        std::fs::set_permissions(tools.join("agent"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
+        executable(&tools.join("agent"), "");
         std::os::unix::fs::symlink(&tools, root.join("tools-link")).unwrap();
         let spec = ProcessSpec {
             program: tools.join("agent").display().to_string(),
@@ -586,12 +585,11 @@ mod tests {
     #[test]
     fn a_program_named_by_path_resolves_with_the_runners_errors() {
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(tmp.path().join("agent"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(
-            tmp.path().join("agent"),
-            std::fs::Permissions::from_mode(0o755),
-        )
-        .unwrap();
+        executable(
+            &tmp.path().join("agent"),
+            "#!/bin/sh
+",
+        );
         std::fs::write(tmp.path().join("plain"), "not executable").unwrap();
         let spec = |program: &str| ProcessSpec {
             program: program.to_string(),
