@@ -3,7 +3,6 @@
 //! `claude` on PATH prints stream-json exactly as the real one does, so these trials need
 //! no network, no model and no install.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use anvil_bench::process::CancelHandle;
 use anvil_bench::sandbox::Backend;
 use libtest_mimic::Failed;
 
-use crate::support::{World, read_json};
+use crate::support::{World, read_json, write_executable};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -75,8 +74,7 @@ fn fake() -> Result<Fake, Failed> {
     let bin = world.root().join("fakebin");
     std::fs::create_dir_all(&bin).unwrap();
     let claude = bin.join("claude");
-    std::fs::write(&claude, FAKE_CLAUDE).unwrap();
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&claude, FAKE_CLAUDE);
     let run = world.open_unit()?.run_dir;
     Ok(Fake { world, bin, run })
 }
@@ -297,8 +295,7 @@ echo '{"type":"turn.completed","usage":{"input_tokens":400,"cached_input_tokens"
 fn codex() -> Result<(), Failed> {
     let f = fake()?;
     let path = f.bin.join("codex");
-    std::fs::write(&path, FAKE_CODEX).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&path, FAKE_CODEX);
     let mut progress = |_p: anvil_bench::driver::investigate::Progress| {};
     let report = CodexDriver::default()
         .drive(

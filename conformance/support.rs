@@ -158,6 +158,32 @@ pub fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
+/// Writes `body` to `path` as an executable file, from a child shell rather than this
+/// process: a file this process holds open for writing can be inherited by a child that
+/// another trial's thread is forking at that moment, and executing the file while that child
+/// lives fails with "text file busy". The shell's descriptor dies with the shell.
+pub fn write_executable(path: &Path, body: &str) {
+    use std::io::Write;
+    let mut shell = Command::new("/bin/sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    shell
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let status = shell.wait().unwrap();
+    assert!(
+        status.success(),
+        "writing {} failed: {status}",
+        path.display()
+    );
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

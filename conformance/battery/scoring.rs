@@ -11,7 +11,7 @@ use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
 use serde_json::json;
 
 use super::{Fixture, PROPOSAL, SUPPORTED, battery_ok, trial};
-use crate::support::{failed, write_json};
+use crate::support::{failed, write_executable, write_json};
 use crate::{Check, ensure};
 
 /// One step of a budget's life: start a trial, or end the `pick`-th running one having
@@ -193,13 +193,11 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"durat
 /// Regression: admission keeps the battery's spend within the budget only if each agent is
 /// held to the share it was admitted with; an agent told no cap may spend what it likes.
 fn every_model_trial_is_handed_at_most_what_is_left_of_the_budget() -> Result<(), Failed> {
-    use std::os::unix::fs::PermissionsExt;
     let f = Fixture::new(&[PROPOSAL, super::CONFLICTED, super::DECLINE]);
     let bin = f.root().join("fakebin");
     std::fs::create_dir_all(&bin).unwrap();
     let claude = bin.join("claude");
-    std::fs::write(&claude, PRICED_CLAUDE).unwrap();
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&claude, PRICED_CLAUDE);
     let mut cfg = f.config("out", Arm::ClaudeCode);
     cfg.jobs = 1;
     cfg.max_budget_usd = Some(1.0);

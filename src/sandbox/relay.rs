@@ -301,33 +301,33 @@ fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<R
 
 #[cfg(test)]
 mod tests {
-    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::net::UnixListener;
 
     use super::*;
 
     /// A relay whose "bwrap" drops the sandbox arguments and runs the program, and whose
     /// program prints its arguments, whether its stdin is a pipe, any stdin given after a
-    /// `-`, and exits 3.
+    /// `-`, and exits 3. Both are shell scripts read by `/bin/sh`, never executed files: a
+    /// file this process just wrote can still be open for writing in a child another test
+    /// thread is forking, and executing it then fails with "text file busy".
     fn relay(dir: &Path) -> RailServer {
         let script = |name: &str, body: &str| {
             let path = dir.join(name);
             std::fs::write(&path, body).unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
             path.display().to_string()
         };
         let bwrap = script(
             "bwrap",
-            "#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+            "while [ \"$1\" != -- ]; do shift; done\nshift\nexec /bin/sh \"$@\"\n",
         );
         let program = script(
             "anvil",
-            "#!/bin/sh\necho \"args:$*\"\nif [ -p /dev/stdin ]; then echo stdin:pipe; else echo stdin:none; fi\n\
+            "echo \"args:$*\"\nif [ -p /dev/stdin ]; then echo stdin:pipe; else echo stdin:none; fi\n\
              for a in \"$@\"; do [ \"$a\" = - ] && cat; done\necho oops >&2\nexit 3\n",
         );
         RailServer {
-            bwrap: PathBuf::from(bwrap),
-            sandbox_args: vec!["--die-with-parent".into()],
+            bwrap: PathBuf::from("/bin/sh"),
+            sandbox_args: vec![bwrap, "--die-with-parent".into()],
             program,
             env: vec![("PATH".into(), "/usr/bin:/bin".into())],
         }
