@@ -209,7 +209,7 @@ impl RailServer {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        match run_with_timeout(command, request.stdin.clone()) {
+        match run_with_timeout(command, request.stdin.clone(), RAIL_TIMEOUT) {
             Ok(reply) => reply,
             Err(e) => RailReply {
                 outcome: RelayOutcome::Failed,
@@ -235,7 +235,12 @@ fn read_request(stream: &UnixStream) -> io::Result<RailRequest> {
     serde_json::from_str(&line).map_err(io::Error::other)
 }
 
-fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<RailReply> {
+/// Runs `command` to its end, or kills it once it has run longer than `timeout`.
+fn run_with_timeout(
+    mut command: Command,
+    input: Option<String>,
+    timeout: Duration,
+) -> io::Result<RailReply> {
     let mut child = command.spawn()?;
     if let (Some(input), Some(mut pipe)) = (input, child.stdin.take()) {
         // Written from a thread so a rail that does not read cannot block the relay.
@@ -269,7 +274,7 @@ fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<R
         if let Some(status) = child.try_wait()? {
             break Some(status);
         }
-        if started.elapsed() > RAIL_TIMEOUT {
+        if started.elapsed() > timeout {
             let _ = child.kill();
             let _ = child.wait();
             break None;
@@ -288,7 +293,7 @@ fn run_with_timeout(mut command: Command, input: Option<String>) -> io::Result<R
         let _ = writeln!(
             stderr,
             "error: the rail ran longer than {}s and was killed",
-            RAIL_TIMEOUT.as_secs()
+            timeout.as_secs_f64()
         );
         RelayOutcome::Failed
     };
@@ -380,6 +385,36 @@ mod tests {
         broken.bwrap = tmp.path().join("missing");
         let failed = broken.answer(&request(&["case", "show"], tmp.path(), None));
         assert_eq!(failed.outcome, RelayOutcome::Failed);
+    }
+
+    /// A rail that outlives its time is killed, and says so; one that ends in time is not.
+    #[test]
+    fn a_rail_past_its_time_is_killed() {
+        let run = |script: &str| {
+            let mut command = Command::new("/bin/sh");
+            command
+                .args(["-c", script])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(run_with_timeout(command, None, Duration::from_millis(300)));
+            });
+            // Bounded, so a relay that never kills fails here instead of hanging the test.
+            rx.recv_timeout(Duration::from_secs(30))
+                .expect("the relay neither finished nor killed the rail")
+                .unwrap()
+        };
+        let hung = run("exec sleep 20");
+        assert_eq!(hung.outcome, RelayOutcome::Failed);
+        assert!(
+            hung.stderr.contains("ran longer than 0.3s and was killed"),
+            "{}",
+            hung.stderr
+        );
+        let quick = run("echo done");
+        assert_eq!(quick.outcome, RelayOutcome::Exited(0));
+        assert_eq!(quick.stdout, "done\n");
     }
 
     #[test]
