@@ -207,12 +207,6 @@ impl Attester {
         }
     }
 
-    /// True when the predicate has attestation rules (the skill's output predicates).
-    #[must_use]
-    pub fn covers(&self, predicate: &str) -> bool {
-        self.rules.contains_key(predicate)
-    }
-
     /// The strength a predicate's gate compares: verified-only when its field needs it.
     #[must_use]
     pub fn gate_strength(&self, predicate: &str, a: &ClaimAttestation) -> f64 {

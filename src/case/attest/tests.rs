@@ -225,6 +225,22 @@ fn retry_idioms() {
     ));
 }
 
+/// A bare member of a list states what the list's context says, and only that: a list of
+/// retryable codes states `true`, a list of permanent ones `false`, any other list nothing.
+#[test]
+fn a_listed_code_states_what_its_lists_name_says() {
+    let retry = |list: &str| {
+        let ex = format!("{list} = {{\n    \"RATE_LIMITED\",\n}}\n");
+        [true, false]
+            .into_iter()
+            .filter(|v| states("enrich-error", "RATE_LIMITED", "src/e.py", &ex, &json!(v)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(retry("RETRYABLE_CODES"), [true]);
+    assert_eq!(retry("PERMANENT_CODES"), [false]);
+    assert!(retry("KNOWN_CODES").is_empty());
+}
+
 #[test]
 fn sensitivity_idioms() {
     let ex = "# Body fields that identify a person, masked in logs.\nPERSONAL_FIELDS = frozenset({\n    \"customer_email\",\n})\n";
