@@ -288,3 +288,11 @@ fn description_content_words() {
         .expect("descriptions have rules");
     assert!(!got.attested() && got.note.contains("missing"), "{got:?}");
 }
+
+/// A conflict's note names each value a side states once, however many rules state it.
+#[test]
+fn a_conflict_note_lists_each_value_once() {
+    let values = [json!(true), json!("ms"), json!(true)];
+    assert_eq!(list(values.iter()), "true or \"ms\"");
+    assert_eq!(list(std::iter::empty()), "");
+}
