@@ -384,9 +384,8 @@ pub fn acquire(
         return Err(inadmissible(&rel, scope_kind, admissible));
     }
 
-    let bytes = source.read(&root, &abs, &rel)?;
-    let text = check_text(&bytes, &rel)?;
-    let lines = LineIndex::new(text);
+    let text = check_text(source.read(&root, &abs, &rel)?, &rel)?;
+    let lines = LineIndex::new(&text);
     let (start, end) = match (req.start_line, req.end_line) {
         (Some(start), Some(end)) => {
             lines.check_range(&rel, start, end)?;
@@ -394,7 +393,13 @@ pub fn acquire(
         }
         _ => (1, lines.count_u32()),
     };
-    let excerpt = lines.excerpt(start, end).to_string();
+    // The whole file is the excerpt as read, not a copy of it (16 MiB files are citable).
+    let part = lines.excerpt(start, end);
+    let excerpt = if part.len() == text.len() {
+        text
+    } else {
+        part.to_string()
+    };
 
     let kind = if scope_kind == EvidenceKind::Implementation && is_comment_only(&excerpt) {
         EvidenceKind::Comment

@@ -227,16 +227,16 @@ fn ensure_same_file(
 }
 
 /// Refuses binary, non-UTF-8 and empty files.
-pub(super) fn check_text<'a>(bytes: &'a [u8], rel: &str) -> Result<&'a str, EvidenceError> {
-    if let Some(offset) = bytes.iter().position(|&b| b == 0) {
+pub(super) fn check_text(bytes: Vec<u8>, rel: &str) -> Result<String, EvidenceError> {
+    if let Some(offset) = memchr::memchr(0, &bytes) {
         return Err(EvidenceError::BinaryFile {
             path: rel.into(),
             offset,
         });
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| EvidenceError::NotUtf8 {
+    let text = String::from_utf8(bytes).map_err(|e| EvidenceError::NotUtf8 {
         path: rel.into(),
-        offset: e.valid_up_to(),
+        offset: e.utf8_error().valid_up_to(),
     })?;
     if text.is_empty() {
         return Err(EvidenceError::EmptyFile { path: rel.into() });
