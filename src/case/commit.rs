@@ -236,3 +236,35 @@ fn sweep(run_dir: &Path) -> Result<(), CaseError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run whose output/ was swapped for a symlink is neither written nor read through
+    /// it, however the rest of the engine would have noticed; a top-level file is unaffected.
+    #[test]
+    fn nothing_goes_through_a_symlinked_directory_of_the_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (run, elsewhere) = (tmp.path().join("run"), tmp.path().join("elsewhere"));
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("evidence.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, run.join("output")).unwrap();
+        let refused = |e: io::Error| {
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+            assert!(e.to_string().contains("symlink"), "{e}");
+        };
+        refused(write(&run, "output/evidence.json", b"[]").unwrap_err());
+        refused(read(&run, "output/evidence.json", 1 << 20).unwrap_err());
+        assert_eq!(
+            std::fs::read(elsewhere.join("evidence.json")).unwrap(),
+            b"{}"
+        );
+        write(&run, "lifecycle.json", b"{}").unwrap();
+        assert_eq!(
+            read(&run, "lifecycle.json", 1 << 20).unwrap().as_deref(),
+            Some(&b"{}"[..])
+        );
+    }
+}
