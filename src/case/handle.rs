@@ -522,9 +522,10 @@ fn store_artifact(
     if let Some(first) = doc.get(&artifact.id) {
         *stored = Some(first.clone());
     } else {
-        *stored = Some(artifact.clone());
         doc.insert(artifact);
         store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
+        // Taken back, not cloned before: the artifact may hold a 16 MiB excerpt.
+        *stored = doc.artifacts.pop();
     }
     Ok(saved)
 }
