@@ -241,6 +241,30 @@ fn sweep(run_dir: &Path) -> Result<(), CaseError> {
 mod tests {
     use super::*;
 
+    /// The sweep deletes the engine's leftovers and only those, and a run without an
+    /// output/ (an agent may have deleted it) is swept, not refused.
+    #[test]
+    fn the_sweep_removes_only_leftover_files_and_tolerates_a_missing_output() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path();
+        for name in [
+            ".lifecycle.json.pending-3",
+            ".case.json.tmp-1",
+            "case.json",
+            ".keep",
+        ] {
+            std::fs::write(run.join(name), "x").unwrap();
+        }
+        std::fs::create_dir(run.join(".claims.json.pending-9")).unwrap();
+        sweep(run).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(run)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".claims.json.pending-9", ".keep", "case.json"]);
+    }
+
     /// A run whose output/ was swapped for a symlink is neither written nor read through
     /// it, however the rest of the engine would have noticed; a top-level file is unaffected.
     #[test]
