@@ -177,3 +177,74 @@ impl Journal {
 pub fn read_journal(run_dir: &Path) -> Result<Vec<JournalEntry>, CaseError> {
     Journal::read(run_dir).map(|j| j.entries)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(fence: u64) -> String {
+        let entry = JournalEntry {
+            prev: format!("sha256:{fence}"),
+            fence,
+            rail: "add-evidence".into(),
+            idempotency_key: None,
+            body_hash: "sha256:b".into(),
+            outcome: Outcome::Ok,
+            result: None,
+            error: None,
+            replayed: false,
+            conflict: false,
+            writes: BTreeMap::new(),
+            at: "2026-01-01T00:00:00Z".into(),
+        };
+        serde_json::to_string(&entry).unwrap()
+    }
+
+    fn read(text: &str) -> Result<Journal, CaseError> {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join(JOURNAL), text).unwrap();
+        Journal::read(tmp.path())
+    }
+
+    /// Whole lines are entries, each hashed as written; a last line without its newline was
+    /// never committed, parseable or not, and is marked torn at its offset.
+    #[test]
+    fn a_last_line_without_its_newline_is_torn_even_when_it_parses() {
+        let (one, two, three) = (line(1), line(2), line(3));
+        let whole = format!("{one}\n{two}\n");
+        let j = read(&whole).unwrap();
+        assert_eq!(
+            j.entries.iter().map(|e| e.fence).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        assert_eq!(
+            j.hashes,
+            [
+                crate::canon::bytes_hash(one.as_bytes()),
+                crate::canon::bytes_hash(two.as_bytes())
+            ]
+        );
+        assert_eq!(j.torn_at, None);
+        let at = u64::try_from(whole.len()).unwrap();
+        for torn in [three.as_str(), "{\"prev\":", "\u{0}garbage"] {
+            let j = read(&format!("{whole}{torn}")).unwrap();
+            assert_eq!(j.entries.len(), 2, "{torn}");
+            assert_eq!(j.torn_at, Some(at), "{torn}");
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join(JOURNAL), format!("{whole}{three}")).unwrap();
+        assert_eq!(read_journal(tmp.path()).unwrap().len(), 2);
+        assert!(read_journal(&tmp.path().join("absent")).unwrap().is_empty());
+    }
+
+    /// A whole line that is not an entry is corruption, named by its line number, not a torn
+    /// tail to cut off.
+    #[test]
+    fn a_whole_line_that_is_not_an_entry_is_corrupt() {
+        let text = format!("{}\nnot json\n{}\n", line(1), line(2));
+        match read(&text) {
+            Err(CaseError::Corrupt { field, .. }) => assert_eq!(field, "line 2"),
+            other => panic!("expected a corrupt journal, got {other:?}"),
+        }
+    }
+}
