@@ -566,3 +566,41 @@ fn materialize(
     }
     Ok(final_dir)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scope rule is `GLOB=KIND` with a relative glob that stays in the repository and a
+    /// kind a scope may assign; each other shape is refused with its reason.
+    #[test]
+    fn a_scope_rule_that_could_leave_the_repository_is_refused() {
+        let scope = parse_scope("src/**/*.py=implementation").unwrap();
+        assert_eq!(
+            (scope.glob.as_str(), scope.kind),
+            ("src/**/*.py", EvidenceKind::Implementation)
+        );
+        // The last `=` splits: a glob may hold one.
+        assert_eq!(parse_scope("a=b/*.md=doc").unwrap().glob, "a=b/*.md");
+        for (rule, reason) in [
+            ("src/**", "expected GLOB=KIND"),
+            ("=doc", "the glob is empty"),
+            ("/etc/*=doc", "must be relative"),
+            ("~/notes/*=doc", "must be relative"),
+            ("docs\\*.md=doc", "must be relative"),
+            ("docs/../../*=doc", "through `..`"),
+            ("..=doc", "through `..`"),
+            ("docs/[=doc", "not a glob"),
+            ("docs/*=prose", "unknown evidence kind `prose`"),
+            ("docs/*=comment", "derived by the engine"),
+        ] {
+            match parse_scope(rule) {
+                Err(CaseError::BadScope { scope, reason: got }) => {
+                    assert_eq!(scope, rule);
+                    assert!(got.contains(reason), "{rule}: {got}");
+                }
+                other => panic!("{rule}: expected a refusal, got {other:?}"),
+            }
+        }
+    }
+}
