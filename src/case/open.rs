@@ -571,6 +571,62 @@ fn materialize(
 mod tests {
     use super::*;
 
+    /// The brief's search terms: the target's name, each of its words longer than two
+    /// letters once, then its operation's id and path.
+    #[test]
+    fn search_terms_are_the_name_its_longer_words_and_the_operation() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
+        let tmp = tempfile::tempdir().unwrap();
+        // The example's get_payment.payment_id is described; without it describe-field opens.
+        let mut air: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(example.join("air.json")).unwrap()).unwrap();
+        air["operations"][1]["fields"][0]["description"] = serde_json::Value::Null;
+        let air_path = tmp.path().join("air.json");
+        std::fs::write(&air_path, air.to_string()).unwrap();
+        let terms = |skill: &str, target: &str| {
+            let opened = open(&OpenRequest {
+                air: air_path.clone(),
+                repo: example.join("repo"),
+                skill: skill.into(),
+                target: target.into(),
+                deficiency: None,
+                cases_dir: tmp.path().join("cases"),
+                executor: "test".into(),
+                scopes: vec![],
+                mode: OpenMode::New,
+                tool_limits: vec![],
+                snapshots: vec![],
+            })
+            .unwrap();
+            let case: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(opened.run_dir.join("case.json")).unwrap())
+                    .unwrap();
+            case["context"]["searchTerms"].clone()
+        };
+        assert_eq!(
+            terms("describe-field", "op.get_payment.input.path.payment_id"),
+            serde_json::json!([
+                "payment_id",
+                "payment",
+                "get_payment",
+                "/payments/{payment_id}"
+            ])
+        );
+        assert_eq!(
+            terms(
+                "annotate-unit",
+                "op.create_payment.input.body.capture_timeout"
+            ),
+            serde_json::json!([
+                "capture_timeout",
+                "capture",
+                "timeout",
+                "create_payment",
+                "/payments"
+            ])
+        );
+    }
+
     /// A scope rule is `GLOB=KIND` with a relative glob that stays in the repository and a
     /// kind a scope may assign; each other shape is refused with its reason.
     #[test]
