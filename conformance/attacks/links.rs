@@ -76,6 +76,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["X-LINK-4"],
             run: output_dir_link,
         },
+        Check {
+            name: "attacks::an_output_dir_replaced_by_a_file_is_refused_by_name",
+            rules: &["X-LINK-4"],
+            run: output_dir_file,
+        },
     ]
 }
 
@@ -371,4 +376,16 @@ fn output_dir_link() -> Result<(), Failed> {
         "verify swept files through the output/ link"
     );
     Ok(())
+}
+
+/// output/ replaced by a plain file: the rails refuse, naming output/ as not a directory,
+/// and verify reports it, rather than failing on whatever read came first.
+fn output_dir_file() -> Result<(), Failed> {
+    let w = World::new();
+    let u = super::quick(|| unit_research(&w))?;
+    std::fs::remove_dir_all(u.run.join("output")).unwrap();
+    std::fs::write(u.run.join("output"), "not a directory").unwrap();
+    let o = rail(&w, "freeze-research", &u.run, &[]);
+    refused(&o, "tamper", &["output", "not a directory"])?;
+    reported(&w, &u.run, "output", None)
 }

@@ -208,10 +208,9 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
 /// The agent's workspace is not the engine's to clean.
 fn sweep(run_dir: &Path) -> Result<(), CaseError> {
     for dir in [run_dir.to_path_buf(), run_dir.join(OUTPUT_DIR)] {
-        // Nothing is deleted through an output/ swapped for a link (`integrity` names it).
-        if dir != run_dir
-            && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink())
-        {
+        // Nothing is deleted through an output/ swapped for a link, and one replaced by a
+        // file is not listed: `integrity` names either.
+        if dir != run_dir && std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
             continue;
         }
         let entries = match std::fs::read_dir(&dir) {
@@ -263,6 +262,9 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, [".claims.json.pending-9", ".keep", "case.json"]);
+        // An output/ replaced by a file is left for integrity to name, not listed.
+        std::fs::write(run.join(OUTPUT_DIR), "x").unwrap();
+        sweep(run).unwrap();
     }
 
     /// A run whose output/ was swapped for a symlink is neither written nor read through
