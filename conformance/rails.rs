@@ -120,6 +120,11 @@ fn replay_saved_outcome() -> Result<(), Failed> {
         j.len() == 2 && j[1]["replayed"] == true && j[1]["idempotencyKey"] == "ev-1",
         "the replay is not journaled as one: {j:?}"
     );
+    // The replay line is this call's, under this call's fence, not a copy of the first's.
+    ensure!(
+        j[1]["fence"].as_u64() > j[0]["fence"].as_u64(),
+        "the replay line carries the saved line's fence: {j:?}"
+    );
     // Claims replay the same way.
     let c = rails::add_claim(
         &run,

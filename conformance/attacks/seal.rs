@@ -59,6 +59,11 @@ pub fn checks() -> Vec<Check> {
             run: || attempt(&RESEARCH_RESEALED),
         },
         Check {
+            name: "attacks::a_lifecycle_no_rail_wrote_that_records_another_state_is_refused",
+            rules: &["X-TAMP-2"],
+            run: || attempt(&GENESIS_STATE_EDITED),
+        },
+        Check {
             name: "attacks::a_deleted_lifecycle_is_refused",
             rules: &["X-TAMP-2"],
             run: || attempt(&LIFECYCLE_DELETED),
@@ -252,6 +257,17 @@ const VERDICT_RESEALED: Attack = Attack {
     file: "lifecycle.json",
     field: Some("records.proposalValidation"),
     mentions: &[],
+};
+
+/// Only the state changed, in a lifecycle.json no journal line wrote (open's genesis
+/// record): its journal head, transitions and records are still the genesis ones.
+const GENESIS_STATE_EDITED: Attack = Attack {
+    setup: research,
+    tamper: |run| lifecycle(run, |lc| lc["state"] = json!("research_frozen")),
+    rail: ADD,
+    file: "lifecycle.json",
+    field: None,
+    mentions: &["no journal line wrote it"],
 };
 
 const STATE_MOVED_BACK: Attack = Attack {
