@@ -38,6 +38,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-RAIL-1"],
             run: cli_replay,
         },
+        Check {
+            name: "rails::an_empty_or_overlong_idempotency_key_is_refused_before_the_call",
+            rules: &["R-RAIL-1"],
+            run: bad_keys,
+        },
         // R-RAIL-2
         Check {
             name: "rails::a_repeated_key_with_a_different_body_is_a_conflict",
@@ -611,5 +616,33 @@ fn conflict_journaled() -> Result<(), Failed> {
     );
     // And the key still replays the first body's outcome.
     rails::add_evidence(&run, &req("docs/payments.md", 3, 4), Some("k")).map_err(failed)?;
+    Ok(())
+}
+
+/// A key is 1 to 200 characters: an empty one or one of 201 is refused by name, before
+/// the call runs or is journaled; one of 200 is a key like any other.
+fn bad_keys() -> Result<(), Failed> {
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let longest = "k".repeat(200);
+    for bad in [String::new(), "k".repeat(201)] {
+        let got = rails::add_evidence(&run, &req("docs/payments.md", 3, 4), Some(&bad));
+        ensure!(
+            matches!(&got, Err(e) if e.kind() == "bad_idempotency_key"),
+            "a key of {} characters was taken: {got:?}",
+            bad.len()
+        );
+    }
+    ensure!(
+        journal(&run).is_empty() && bytes_of(&out(&run, "evidence.json")).is_none(),
+        "a refused key ran the call or journaled it: {:?}",
+        journal(&run)
+    );
+    rails::add_evidence(&run, &req("docs/payments.md", 3, 4), Some(&longest)).map_err(failed)?;
+    let j = journal(&run);
+    ensure!(
+        j.len() == 1 && j[0]["idempotencyKey"] == longest.as_str(),
+        "a 200-character key was not taken: {j:?}"
+    );
     Ok(())
 }
