@@ -59,6 +59,11 @@ pub fn checks() -> Vec<Check> {
             run: unknown_artifact_at_freeze,
         },
         Check {
+            name: "claims::a_claim_body_without_a_confidence_is_stored_with_confidence_one",
+            rules: &["R-PARSE-3"],
+            run: default_confidence,
+        },
+        Check {
             name: "claims::a_claim_body_carrying_an_excerpt_is_refused_at_the_rail",
             rules: &["R-CL-4", "R-PARSE-1"],
             run: excerpt_at_rail,
@@ -496,6 +501,27 @@ fn no_false_conflict() -> Result<(), Failed> {
         record.conflicts.is_empty(),
         "a false conflict was recorded: {:?}",
         record.conflicts
+    );
+    Ok(())
+}
+
+/// `confidence` may be left out of a claim body; the claim is then stored with 1, a value
+/// inside [0, 1], never one the parser would have refused had it been written.
+fn default_confidence() -> Result<(), Failed> {
+    let w = World::new();
+    let run = w.open_unit()?.run_dir;
+    let a = ev(&run, "src/payments/service.py", 32, 39)?;
+    let body = json!({"predicate": "field.unit", "value": "s", "artifactIds": [a]});
+    let c = rails::add_claim_json(&run, &body, None).map_err(failed)?;
+    ensure!(
+        c.confidence == 1.0,
+        "stored with confidence {}",
+        c.confidence
+    );
+    let stored = &read_json(&out(&run, "claims.json"))["claims"][0]["confidence"];
+    ensure!(
+        stored == &json!(1.0),
+        "claims.json holds confidence {stored}"
     );
     Ok(())
 }
