@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 pub mod rails;
 
-use anvil_bench::case::{OpenMode, OpenRequest, Opened, open};
+use anvil_bench::case::{OpenRequest, Opened, open};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
@@ -66,19 +66,14 @@ impl World {
     }
 
     pub fn request(&self, skill: &str, target: &str) -> OpenRequest {
-        OpenRequest {
-            air: self.air(),
-            repo: self.repo(),
-            skill: skill.into(),
-            target: target.into(),
-            deficiency: None,
-            cases_dir: self.cases(),
-            executor: "conformance".into(),
-            scopes: vec![],
-            mode: OpenMode::New,
-            tool_limits: vec![],
-            snapshots: vec![],
-        }
+        OpenRequest::new(
+            self.air(),
+            self.repo(),
+            skill,
+            target,
+            self.cases(),
+            "conformance",
+        )
     }
 
     /// Opens the unit case on the example.

@@ -58,6 +58,33 @@ pub struct OpenRequest {
     pub snapshots: Vec<String>,
 }
 
+impl OpenRequest {
+    /// A request for a new run with the skill's default scopes, tool limits and snapshots.
+    #[must_use]
+    pub fn new(
+        air: PathBuf,
+        repo: PathBuf,
+        skill: &str,
+        target: &str,
+        cases_dir: PathBuf,
+        executor: &str,
+    ) -> OpenRequest {
+        OpenRequest {
+            air,
+            repo,
+            skill: skill.into(),
+            target: target.into(),
+            deficiency: None,
+            cases_dir,
+            executor: executor.into(),
+            scopes: vec![],
+            mode: OpenMode::New,
+            tool_limits: vec![],
+            snapshots: vec![],
+        }
+    }
+}
+
 /// What `open` produced.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -584,19 +611,14 @@ mod tests {
         let air_path = tmp.path().join("air.json");
         std::fs::write(&air_path, air.to_string()).unwrap();
         let terms = |skill: &str, target: &str| {
-            let opened = open(&OpenRequest {
-                air: air_path.clone(),
-                repo: example.join("repo"),
-                skill: skill.into(),
-                target: target.into(),
-                deficiency: None,
-                cases_dir: tmp.path().join("cases"),
-                executor: "test".into(),
-                scopes: vec![],
-                mode: OpenMode::New,
-                tool_limits: vec![],
-                snapshots: vec![],
-            })
+            let opened = open(&OpenRequest::new(
+                air_path.clone(),
+                example.join("repo"),
+                skill,
+                target,
+                tmp.path().join("cases"),
+                "test",
+            ))
             .unwrap();
             let case: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(opened.run_dir.join("case.json")).unwrap())

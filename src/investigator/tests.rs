@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{Conclusion, baseline, heuristic};
 use crate::case::finalize::Status;
-use crate::case::{OpenMode, OpenRequest, open};
+use crate::case::{OpenRequest, open};
 
 /// A temp world: an AIR with one operation holding `field`, a repository of `files`, and a
 /// run of `skill` on the field opened on them.
@@ -49,19 +49,14 @@ fn world_in(skill: &str, field: Value, files: &[(&str, &str)], op_description: &
         "capabilities": []
     });
     std::fs::write(dir.path().join("air.json"), air.to_string()).unwrap();
-    let opened = open(&OpenRequest {
-        air: dir.path().join("air.json"),
+    let opened = open(&OpenRequest::new(
+        dir.path().join("air.json"),
         repo,
-        skill: skill.into(),
-        target: format!("op.place_order.input.body.{name}"),
-        deficiency: None,
-        cases_dir: dir.path().join("cases"),
-        executor: "test".into(),
-        scopes: vec![],
-        mode: OpenMode::New,
-        tool_limits: vec![],
-        snapshots: vec![],
-    })
+        skill,
+        &format!("op.place_order.input.body.{name}"),
+        dir.path().join("cases"),
+        "test",
+    ))
     .unwrap();
     World {
         run: opened.run_dir,

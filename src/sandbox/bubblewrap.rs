@@ -585,11 +585,7 @@ mod tests {
     #[test]
     fn a_program_named_by_path_resolves_with_the_runners_errors() {
         let tmp = tempfile::tempdir().unwrap();
-        executable(
-            &tmp.path().join("agent"),
-            "#!/bin/sh
-",
-        );
+        executable(&tmp.path().join("agent"), "#!/bin/sh\n");
         std::fs::write(tmp.path().join("plain"), "not executable").unwrap();
         let spec = |program: &str| ProcessSpec {
             program: program.to_string(),
