@@ -4,10 +4,10 @@
 //! The modules, from the ground up; each imports only modules listed before it
 //! (`tests/layers.rs` holds the code to this order, and README's Layout to this list).
 //!
-//! * [`par`], [`canon`], [`fsio`], [`outpath`], [`limits`], [`json_path`] — the ordered
-//!   worker pool, canonical JSON and hashes, atomic writes and hostile-file reads, where an
-//!   operator-given output may go, the named size caps (`ANVIL_MAX_<NAME>`), strict
-//!   path-naming deserialisation.
+//! * [`par`], [`memo`], [`canon`], [`fsio`], [`outpath`], [`limits`], [`json_path`] — the
+//!   ordered worker pool, bounded memos for pure functions, canonical JSON and hashes,
+//!   atomic writes and hostile-file reads, where an operator-given output may go, the named
+//!   size caps (`ANVIL_MAX_<NAME>`), strict path-naming deserialisation.
 //! * [`repo`] — the repository's revision and committed blobs, and the digest of an
 //!   uncommitted tree.
 //! * [`skill`] — skill contracts held as data: kinds, deficiency codes, policies,
@@ -57,6 +57,7 @@ pub mod investigator;
 pub mod json_path;
 pub mod limits;
 pub mod mcp;
+pub mod memo;
 pub mod outpath;
 pub mod par;
 pub mod process;

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 /// The library's modules from the ground up. A module may import only those before it.
 const LAYERS: &[&str] = &[
     "par",
+    "memo",
     "canon",
     "fsio",
     "outpath",

@@ -12,6 +12,7 @@ mod spelling;
 mod words;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,7 @@ use serde_json::Value;
 use super::claim::RawClaim;
 use super::doc::CaseDoc;
 use super::evidence::{EvidenceArtifact, EvidenceDoc};
+use crate::memo::Memo;
 use crate::skill::{Attestation, EvidenceKind, Verification};
 use lines::{Line, MASK, Spelling};
 
@@ -91,14 +93,81 @@ pub struct AttestedConflict {
 struct CompiledRule {
     id: String,
     values: Vec<Value>,
-    pattern: Regex,
-    unless: Option<Regex>,
-    context: Option<Regex>,
-    unless_context: Option<Regex>,
+    pattern: Arc<Regex>,
+    unless: Option<Arc<Regex>>,
+    context: Option<Arc<Regex>>,
+    unless_context: Option<Arc<Regex>>,
+}
+
+/// A predicate's pattern rules, compiled, with the sha256 of the rules as data. Which rules fire
+/// on a line is a pure function of those sources, the masked line and its masked context
+/// lines, so it is remembered per process under exactly those: re-derivation attests the
+/// same lines at every rail, and `attest` and `conflicts` read the same excerpts.
+struct Rules {
+    digest: [u8; 32],
+    list: Vec<CompiledRule>,
+}
+
+/// What decides which rules fire on a line: the rules by their sha256, the line and its
+/// context lines compared whole.
+#[derive(PartialEq, Eq, Hash)]
+struct LineKey {
+    rules: [u8; 32],
+    masked: String,
+    context: Vec<String>,
+}
+
+impl Rules {
+    /// `rules` compiled, once per process for each list of rules.
+    fn compile(rules: &[crate::skill::AttestRule]) -> Arc<Rules> {
+        use sha2::{Digest, Sha256};
+        static COMPILED: Memo<[u8; 32], Arc<Rules>> = Memo::new(4096);
+        // The rules as data, with the placeholder they are compiled with: equal digests,
+        // equal rules.
+        let data = serde_json::to_vec(&(MASK, rules)).expect("rules are plain data");
+        let digest: [u8; 32] = Sha256::digest(&data).into();
+        COMPILED.get_or(digest, || {
+            let list = rules
+                .iter()
+                .map(|r| {
+                    let [p, u, c, uc] = r.sources(MASK);
+                    CompiledRule {
+                        id: r.id.clone(),
+                        values: r.values.clone(),
+                        pattern: compile(p.as_deref()).expect("a rule has a pattern"),
+                        unless: compile(u.as_deref()),
+                        context: compile(c.as_deref()),
+                        unless_context: compile(uc.as_deref()),
+                    }
+                })
+                .collect();
+            Arc::new(Rules { digest, list })
+        })
+    }
+
+    /// The rules that fire on line `i` of `read`.
+    fn firing<'r>(&'r self, read: &[Line], i: usize) -> Vec<&'r CompiledRule> {
+        static FIRING: Memo<LineKey, Vec<usize>> = Memo::new(1 << 16);
+        let key = LineKey {
+            rules: self.digest,
+            masked: read[i].masked.clone(),
+            context: read[i]
+                .context
+                .iter()
+                .map(|&j| read[j].masked.clone())
+                .collect(),
+        };
+        let indices = FIRING.get_or(key, || {
+            (0..self.list.len())
+                .filter(|&k| fires(&self.list[k], read, i))
+                .collect()
+        });
+        indices.iter().map(|&k| &self.list[k]).collect()
+    }
 }
 
 enum Compiled {
-    Patterns(Vec<CompiledRule>),
+    Patterns(Arc<Rules>),
     Words { share: f64, ignore: Vec<String> },
 }
 
@@ -112,28 +181,23 @@ pub struct Attester {
     verification: BTreeMap<String, Verification>,
 }
 
-fn compile(src: Option<&str>) -> Option<Regex> {
+fn compile(src: Option<&str>) -> Option<Arc<Regex>> {
     src.map(compiled)
 }
 
-/// `src` compiled once per process: re-derivation builds an attester several times per
-/// rail, and a battery builds one per trial. The registry checks every pattern parses;
-/// one that does not compile here matches nothing.
-fn compiled(src: &str) -> Regex {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static CACHE: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(re) = cache.lock().ok().and_then(|c| c.get(src).cloned()) {
-        return re;
-    }
-    let re = Regex::new(src).unwrap_or_else(|_| Regex::new("$^").expect("empty regex"));
-    if let Ok(mut c) = cache.lock()
-        && c.len() < 100_000
-    {
-        c.insert(src.to_string(), re.clone());
-    }
-    re
+/// `src` compiled, or a pattern that matches nothing when it does not compile (the registry
+/// checks every pattern parses).
+fn compiled(src: &str) -> Arc<Regex> {
+    cached(src).unwrap_or_else(|| Arc::new(Regex::new("$^").expect("empty regex")))
+}
+
+/// `src` compiled once per process and shared, `None` when it does not compile:
+/// re-derivation builds an attester several times per rail, and a battery builds one per
+/// trial. Shared, not cloned: a cloned `Regex` starts with an empty match cache and
+/// rebuilds its lazy DFA on every search, which was most of a case's attestation time.
+pub(super) fn cached(src: &str) -> Option<Arc<Regex>> {
+    static REGEXES: Memo<String, Option<Arc<Regex>>> = Memo::new(100_000);
+    REGEXES.get_or(src.to_string(), || Regex::new(src).ok().map(Arc::new))
 }
 
 impl Attester {
@@ -169,22 +233,7 @@ impl Attester {
             .iter()
             .map(|(predicate, att)| {
                 let compiled = match att {
-                    Attestation::Patterns { rules } => Compiled::Patterns(
-                        rules
-                            .iter()
-                            .map(|r| {
-                                let [p, u, c, uc] = r.sources(MASK);
-                                CompiledRule {
-                                    id: r.id.clone(),
-                                    values: r.values.clone(),
-                                    pattern: compile(p.as_deref()).expect("a rule has a pattern"),
-                                    unless: compile(u.as_deref()),
-                                    context: compile(c.as_deref()),
-                                    unless_context: compile(uc.as_deref()),
-                                }
-                            })
-                            .collect(),
-                    ),
+                    Attestation::Patterns { rules } => Compiled::Patterns(Rules::compile(rules)),
                     Attestation::ContentWords { share, ignore } => Compiled::Words {
                         share: *share,
                         ignore: ignore.clone(),
@@ -237,7 +286,7 @@ impl Attester {
 
     fn patterns(
         &self,
-        rules: &[CompiledRule],
+        rules: &Rules,
         value: &Value,
         cited: &[&EvidenceArtifact],
     ) -> ClaimAttestation {
@@ -478,13 +527,13 @@ impl Attester {
 fn scan<'a, 'r>(
     a: &'a EvidenceArtifact,
     spelling: &Spelling,
-    rules: &'r [CompiledRule],
+    rules: &'r Rules,
 ) -> Vec<(Line<'a>, Vec<&'r CompiledRule>)> {
     let read = lines::read(a, spelling);
     let matched: Vec<Vec<&CompiledRule>> = (0..read.len())
         .map(|i| {
             if read[i].in_scope {
-                rules.iter().filter(|r| fires(r, &read, i)).collect()
+                rules.firing(&read, i)
             } else {
                 vec![]
             }

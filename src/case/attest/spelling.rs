@@ -5,6 +5,8 @@
 //! also inside one (`default_idle_timeout_ms`), so sibling quantities are never mistaken for
 //! the target.
 
+use std::sync::Arc;
+
 use regex::Regex;
 
 /// What the target's name and aliases are replaced with before rules are matched; rules
@@ -17,9 +19,9 @@ pub struct Spelling {
     words: Vec<String>,
     /// A name of one word must be a whole identifier, or start one (`timeout_ms`); a longer
     /// name may also sit inside one (`default_idle_timeout_ms`).
-    finder: Option<Regex>,
+    finder: Option<Arc<Regex>>,
     /// The route of an operation, parameters generalised (`/payments/{id}` ~ `/payments/:id`).
-    route: Option<Regex>,
+    route: Option<Arc<Regex>>,
 }
 
 impl Spelling {
@@ -30,7 +32,7 @@ impl Spelling {
         let words = crate::air::name_words(last);
         let finder = (!words.is_empty()).then(|| {
             let joined: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
-            Regex::new(&format!("(?i){}", joined.join(r"[_\-\s]?"))).ok()
+            super::cached(&format!("(?i){}", joined.join(r"[_\-\s]?")))
         });
         let route = route.filter(|r| r.len() > 1).and_then(|r| {
             let parts: Vec<String> = r
@@ -43,7 +45,7 @@ impl Spelling {
                     }
                 })
                 .collect();
-            Regex::new(&parts.join("/")).ok()
+            super::cached(&parts.join("/"))
         });
         Spelling {
             words,

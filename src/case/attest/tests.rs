@@ -37,25 +37,12 @@ fn artifact(path: &str, start: u32, excerpt: &str) -> EvidenceArtifact {
     }
 }
 
-fn compiled(skill: &str) -> Vec<CompiledRule> {
+fn compiled(skill: &str) -> Arc<Rules> {
     let policy = &registry().get(skill).expect("skill").policy;
     let Some(Attestation::Patterns { rules }) = policy.attestation.values().next() else {
         panic!("{skill} has no pattern rules");
     };
-    rules
-        .iter()
-        .map(|r| {
-            let [p, u, c, uc] = r.sources(MASK);
-            CompiledRule {
-                id: r.id.clone(),
-                values: r.values.clone(),
-                pattern: compile(p.as_deref()).expect("pattern"),
-                unless: compile(u.as_deref()),
-                context: compile(c.as_deref()),
-                unless_context: compile(uc.as_deref()),
-            }
-        })
-        .collect()
+    Rules::compile(rules)
 }
 
 /// The values each in-scope line of the excerpt states, as `(line, [values])`.
@@ -287,6 +274,11 @@ fn description_content_words() {
         .attest("field.description", &other, &[&claim], &evidence)
         .expect("descriptions have rules");
     assert!(!got.attested() && got.note.contains("missing"), "{got:?}");
+    // The note names the words the cited lines lack.
+    let missing = got.note.split("missing: ").nth(1).unwrap_or_default();
+    for word in ["warehouse", "hint"] {
+        assert!(missing.contains(word), "{word} is missing: {}", got.note);
+    }
 }
 
 /// A conflict's note names each value a side states once, however many rules state it.
@@ -295,4 +287,77 @@ fn a_conflict_note_lists_each_value_once() {
     let values = [json!(true), json!("ms"), json!(true)];
     assert_eq!(list(values.iter()), "true or \"ms\"");
     assert_eq!(list(std::iter::empty()), "");
+}
+
+/// Which rules fire on a line is remembered per process; what the memo answers is what
+/// matching every rule afresh gives, line by line, under each skill's own rules.
+#[test]
+fn a_remembered_line_is_what_a_fresh_match_gives() {
+    let excerpts = [
+        (
+            "annotate-unit",
+            "idle_timeout",
+            "a/s.py",
+            "    def window(self, idle_timeout):\n        return timedelta(milliseconds=idle_timeout)\n",
+        ),
+        (
+            "enrich-error",
+            "RATE_LIMITED",
+            "src/e.py",
+            "RETRYABLE_CODES = {\n    \"RATE_LIMITED\",\n}\n",
+        ),
+        (
+            "enrich-error",
+            "RATE_LIMITED",
+            "src/e.py",
+            "PERMANENT_CODES = {\n    \"RATE_LIMITED\",\n}\n",
+        ),
+        // The same line under another skill's rules.
+        (
+            "annotate-unit",
+            "RATE_LIMITED",
+            "src/e.py",
+            "RETRYABLE_CODES = {\n    \"RATE_LIMITED\",\n}\n",
+        ),
+    ];
+    let mut fired_anywhere = 0;
+    for (skill, name, path, ex) in excerpts {
+        let rules = compiled(skill);
+        let a = artifact(path, 1, ex);
+        let read = lines::read(&a, &Spelling::new(name, None));
+        for i in (0..read.len()).filter(|&i| read[i].in_scope) {
+            let fresh: Vec<&str> = rules
+                .list
+                .iter()
+                .filter(|r| fires(r, &read, i))
+                .map(|r| r.id.as_str())
+                .collect();
+            for _ in 0..2 {
+                let ids: Vec<&str> = rules
+                    .firing(&read, i)
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .collect();
+                assert_eq!(ids, fresh, "{skill} on {:?}", read[i].masked);
+            }
+            fired_anywhere += fresh.len();
+        }
+    }
+    assert!(
+        fired_anywhere >= 3,
+        "the excerpts state values: {fired_anywhere}"
+    );
+}
+
+/// Compiled rules are shared per list of rules: the same list compiles to the same rules,
+/// another list to others.
+#[test]
+fn each_list_of_rules_compiles_once() {
+    assert!(Arc::ptr_eq(
+        &compiled("annotate-unit"),
+        &compiled("annotate-unit")
+    ));
+    let (unit, retry) = (compiled("annotate-unit"), compiled("enrich-error"));
+    assert_ne!(unit.digest, retry.digest);
+    assert_ne!(unit.list.len(), retry.list.len());
 }

@@ -1,0 +1,112 @@
+//! Bounded, process-wide memos for pure functions of their key.
+//!
+//! Invariant: a memo returns what its function returned for an equal key, and nothing else.
+//! Keys are compared whole: a key is the inputs themselves or their sha256, never a weaker
+//! hash of them, and only a function whose result is decided by its key alone may be
+//! memoized. A failure is never remembered. Past its bound a
+//! memo starts again empty, so it costs at most `cap` entries however long the process runs.
+//!
+//! The rails re-derive what they check (the policy hash, the AIR hash, which attestation
+//! rules fire on a line) at every call; inside one process (the library API, the MCP server,
+//! a battery) the same inputs come back many times, and a memo answers them.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Mutex;
+
+/// A memo of at most `cap` entries.
+pub struct Memo<K, V> {
+    map: Mutex<Option<HashMap<K, V>>>,
+    cap: usize,
+}
+
+impl<K: Eq + Hash, V: Clone> Memo<K, V> {
+    #[must_use]
+    pub const fn new(cap: usize) -> Memo<K, V> {
+        Memo {
+            map: Mutex::new(None),
+            cap,
+        }
+    }
+
+    /// What `f` gives for `key`, computed at most once while the entry lasts. `f` runs
+    /// without the memo locked, so two threads may both compute a missing entry.
+    pub fn get_or(&self, key: K, f: impl FnOnce() -> V) -> V {
+        match self.try_get_or(key, || Ok::<V, std::convert::Infallible>(f())) {
+            Ok(v) => v,
+            Err(never) => match never {},
+        }
+    }
+
+    /// As [`Memo::get_or`] for a function that can fail; an `Err` is returned and not
+    /// remembered.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `f` returns.
+    pub fn try_get_or<E>(&self, key: K, f: impl FnOnce() -> Result<V, E>) -> Result<V, E> {
+        if let Some(v) = self.lookup(&key) {
+            return Ok(v);
+        }
+        let v = f()?;
+        // A poisoned lock only loses the memo: the value is still returned.
+        if let Ok(mut guard) = self.map.lock() {
+            let map = guard.get_or_insert_with(HashMap::new);
+            if map.len() >= self.cap {
+                map.clear();
+            }
+            map.insert(key, v.clone());
+        }
+        Ok(v)
+    }
+
+    fn lookup(&self, key: &K) -> Option<V> {
+        let guard = self.map.lock().ok()?;
+        guard.as_ref()?.get(key).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn a_value_is_computed_once_per_key() {
+        let memo: Memo<String, usize> = Memo::new(8);
+        let calls = Cell::new(0);
+        let f = |n: usize| {
+            calls.set(calls.get() + 1);
+            n
+        };
+        assert_eq!(memo.get_or("a".into(), || f(1)), 1);
+        assert_eq!(memo.get_or("a".into(), || f(2)), 1, "remembered");
+        assert_eq!(memo.get_or("b".into(), || f(3)), 3, "another key");
+        assert_eq!(calls.get(), 2);
+    }
+
+    #[test]
+    fn a_failure_is_not_remembered() {
+        let memo: Memo<u8, u8> = Memo::new(8);
+        assert_eq!(memo.try_get_or(1, || Err::<u8, &str>("no")), Err("no"));
+        assert_eq!(memo.try_get_or(1, || Ok::<u8, &str>(7)), Ok(7));
+        assert_eq!(memo.try_get_or(1, || Err::<u8, &str>("later")), Ok(7));
+    }
+
+    #[test]
+    fn past_its_bound_the_memo_starts_again() {
+        let memo: Memo<u8, u8> = Memo::new(2);
+        memo.get_or(1, || 10);
+        memo.get_or(2, || 20);
+        // Full: the third key clears the first two.
+        memo.get_or(3, || 30);
+        assert_eq!(memo.get_or(1, || 11), 11, "1 was forgotten");
+        assert_eq!(
+            memo.get_or(3, || 31),
+            30,
+            "3 survived the clear that made room for 1"
+        );
+        let len = memo.map.lock().unwrap().as_ref().map_or(0, HashMap::len);
+        assert!(len <= 2, "never more than its bound: {len}");
+    }
+}
