@@ -221,21 +221,49 @@ impl Air {
     /// bytes are not UTF-8 or not valid JSON/YAML; otherwise whatever [`Air::from_value`]
     /// refuses.
     pub fn load(path: &Path) -> Result<Air, AirError> {
-        let file = path.display().to_string();
+        let (bytes, is_yaml) = Air::read(path)?;
+        Air::from_bytes(bytes, is_yaml, &path.display().to_string())
+    }
+
+    /// The canonical hash of the AIR at `path`, as [`Air::load`] then [`Air::hash`] give
+    /// it. The hash is a pure function of the file's bytes and format, so inside one
+    /// process it is remembered under their sha256: every rail re-checks the AIR hash.
+    ///
+    /// # Errors
+    ///
+    /// What [`Air::load`] refuses.
+    pub fn hash_file(path: &Path) -> Result<String, AirError> {
+        use sha2::{Digest, Sha256};
+        static HASHES: crate::memo::Memo<[u8; 32], String> = crate::memo::Memo::new(1024);
+        let (bytes, is_yaml) = Air::read(path)?;
+        let mut digest = Sha256::new();
+        digest.update([u8::from(is_yaml)]);
+        digest.update(&bytes);
+        HASHES.try_get_or(digest.finalize().into(), || {
+            Ok(Air::from_bytes(bytes, is_yaml, &path.display().to_string())?.hash())
+        })
+    }
+
+    /// The file's bytes (capped), and whether it is YAML by its extension.
+    fn read(path: &Path) -> Result<(Vec<u8>, bool), AirError> {
         let bytes = limits::read_capped(path, Limit::DocBytes).map_err(|e| AirError::Read {
-            file: file.clone(),
+            file: path.display().to_string(),
             source: e.into(),
         })?;
         let is_yaml = matches!(
             path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml")
         );
+        Ok((bytes, is_yaml))
+    }
+
+    fn from_bytes(bytes: Vec<u8>, is_yaml: bool, file: &str) -> Result<Air, AirError> {
         let text = String::from_utf8(bytes).map_err(|e| AirError::Syntax {
-            file: file.clone(),
+            file: file.to_string(),
             format: if is_yaml { "YAML" } else { "JSON" },
             message: format!("not UTF-8 ({})", e.utf8_error()),
         })?;
-        Air::parse(&text, is_yaml, &file)
+        Air::parse(&text, is_yaml, file)
     }
 
     /// Parses AIR text. `file` names the document in errors.

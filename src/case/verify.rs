@@ -15,7 +15,8 @@ use super::rail::Broken;
 use super::run::Run;
 use super::views::{CASE_MD, SCHEMA_FILE, render_views};
 use crate::air::Air;
-use crate::skill::registry;
+use crate::memo::Memo;
+use crate::skill::{Scope, SkillContract, registry};
 
 /// The current world, as far as the caller knows it. `None` skips that comparison.
 #[derive(Debug, Clone, Default)]
@@ -60,19 +61,28 @@ pub fn staleness(doc: &CaseDoc, current: &Current) -> Vec<StaleField> {
                 &id.skill_version.to_string(),
                 Some(&skill.version.to_string()),
             );
-            let policy = CasePolicy::build(skill, doc.policy.inspect_scopes.clone()).hash();
+            let policy = policy_hash(skill, &doc.policy.inspect_scopes);
             check("policyHash", &id.policy_hash, Some(&policy));
         }
     }
     out
 }
 
+/// The hash of the registry's `skill` with `scopes`: a pure function of the two, and the
+/// registry is embedded, so inside one process it is computed once for each.
+fn policy_hash(skill: &'static SkillContract, scopes: &[Scope]) -> String {
+    static HASHES: Memo<(String, u32, Vec<Scope>), String> = Memo::new(1024);
+    HASHES.get_or((skill.name.clone(), skill.version, scopes.to_vec()), || {
+        CasePolicy::build(skill, scopes.to_vec()).hash()
+    })
+}
+
 /// The world as `air` and `repo` say it is now.
 #[must_use]
 pub fn current_world(air: &Path, repo: &Path) -> Current {
     Current {
-        air_hash: Some(match Air::load(air) {
-            Ok(a) => a.hash(),
+        air_hash: Some(match Air::hash_file(air) {
+            Ok(h) => h,
             Err(e) => format!("(unreadable: {e})"),
         }),
         source_revision: Some(if repo.is_dir() {
