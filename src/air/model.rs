@@ -656,6 +656,28 @@ mod tests {
         .to_string()
     }
 
+    /// `hash_file` is `load` then `hash`, for the bytes the file holds now: an edit is
+    /// seen, and a file `load` refuses is refused alike.
+    #[test]
+    fn hash_file_is_the_loaded_airs_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("air.json");
+        for text in ["first", "second", "first"] {
+            std::fs::write(&path, air_with_description(text)).unwrap();
+            let loaded = Air::load(&path).unwrap().hash();
+            assert_eq!(Air::hash_file(&path).unwrap(), loaded, "{text}");
+            assert_eq!(Air::hash_file(&path).unwrap(), loaded, "{text}, remembered");
+        }
+        let [a, b] = ["a", "b"].map(|t| {
+            std::fs::write(&path, air_with_description(t)).unwrap();
+            Air::hash_file(&path).unwrap()
+        });
+        assert_ne!(a, b);
+        std::fs::write(&path, b"{ not json").unwrap();
+        let refused = Air::hash_file(&path).unwrap_err().to_string();
+        assert_eq!(refused, Air::load(&path).unwrap_err().to_string());
+    }
+
     #[test]
     fn text_over_the_cap_is_refused_naming_its_path_and_the_cap() {
         let cap = usize::try_from(Limit::AirTextBytes.default_value()).unwrap();
