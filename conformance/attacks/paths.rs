@@ -101,6 +101,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["X-TRAV-2", "R-EV-1"],
             run: workspace_artifact,
         },
+        Check {
+            name: "attacks::a_repository_directory_with_only_a_case_json_is_not_a_run",
+            rules: &["X-TRAV-2", "R-EV-1"],
+            run: case_json_alone,
+        },
     ]
 }
 
@@ -182,6 +187,25 @@ fn own_workspace() -> Result<(), Failed> {
     );
     verifies(&w, &run)?;
     ensure!(outside(&w, &run) == world, "the world changed");
+    Ok(())
+}
+
+/// A run directory holds both case.json and lifecycle.json; a repository's own `case.json`
+/// (a fixture, a config) does not make its directory a run, and the files beside it stay
+/// citable.
+fn case_json_alone() -> Result<(), Failed> {
+    let w = World::new();
+    let dir = w.repo().join("docs/fixtures");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("case.json"), "{\"name\": \"fixture\"}\n").unwrap();
+    std::fs::write(dir.join("units.md"), "capture_timeout is in seconds.\n").unwrap();
+    let run = w.open_unit()?.run_dir;
+    let a = crate::support::add_ev(&run, "docs/fixtures/units.md", None).map_err(failed)?;
+    ensure!(
+        a.excerpt.contains("seconds"),
+        "the excerpt is {:?}",
+        a.excerpt
+    );
     Ok(())
 }
 

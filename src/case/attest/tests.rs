@@ -361,3 +361,24 @@ fn each_list_of_rules_compiles_once() {
     assert_ne!(unit.digest, retry.digest);
     assert_ne!(unit.list.len(), retry.list.len());
 }
+
+/// A quoted line keeps its first 200 characters; only a longer one is marked cut.
+#[test]
+fn a_quoted_line_is_cut_past_200_characters() {
+    let a = artifact("src/a.py", 1, "x\n");
+    let quote = |n: usize| {
+        let text = format!("  {}  ", "é".repeat(n));
+        let line = Line {
+            number: 3,
+            text: &text,
+            masked: String::new(),
+            in_scope: true,
+            kind: crate::skill::EvidenceKind::Implementation,
+            context: vec![],
+        };
+        attested_line(&a, &line, None).text
+    };
+    assert_eq!(quote(200), "é".repeat(200), "200 characters are kept whole");
+    assert_eq!(quote(201), format!("{}…", "é".repeat(200)));
+    assert_eq!(quote(3), "ééé");
+}
