@@ -94,6 +94,17 @@ pub(super) fn signature(line: &str, go: bool) -> Option<Vec<String>> {
     (!names.is_empty()).then_some(names)
 }
 
+/// `name=value` or `name = value` (a keyword or named argument), not `a == b`.
+fn keyword(arg: &str) -> bool {
+    let t = arg.trim_start();
+    let name_len = t.find(|c: char| !ident(c)).unwrap_or(t.len());
+    let rest = t[name_len..].trim_start();
+    name_len > 0
+        && !t.starts_with(|c: char| c.is_ascii_digit())
+        && rest.starts_with('=')
+        && !rest.starts_with("==")
+}
+
 fn call_re() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| Regex::new(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(").expect("call pattern"))
@@ -127,15 +138,26 @@ pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<Strin
         if args.is_empty() || !(callee.ends_with(MASK) || args.iter().any(|a| a.contains(MASK))) {
             continue;
         }
+        // A call whose every argument names its parameter already reads by name.
+        if args.iter().all(|a| keyword(a)) {
+            continue;
+        }
         let fitting: Vec<&Vec<String>> = signatures
             .iter()
             .filter(|s| s.len() == args.len())
             .collect();
         if let [names] = fitting.as_slice() {
+            // A keyword argument keeps the name it gives.
             let named: Vec<String> = names
                 .iter()
                 .zip(&args)
-                .map(|(n, a)| format!("{n}={}", a.trim()))
+                .map(|(n, a)| {
+                    if keyword(a) {
+                        a.trim().to_string()
+                    } else {
+                        format!("{n}={}", a.trim())
+                    }
+                })
                 .collect();
             out.push(format!("{callee}({})", named.join(", ")));
         }
@@ -166,6 +188,19 @@ mod tests {
         assert_eq!(
             named_calls("    qqq(HttpStatus.CONFLICT, false),", &sigs),
             ["qqq(status=HttpStatus.CONFLICT, retryable=false)".to_string()]
+        );
+        // Arguments that name their parameters keep those names: a keyword-only call is not
+        // renamed after an unrelated one-parameter declaration, and a mixed one only names
+        // its positional arguments.
+        let one = vec![vec!["request".to_string()]];
+        assert!(named_calls("    w = timedelta(seconds=request.qqq)", &one).is_empty());
+        assert_eq!(
+            named_calls("    qqq(409, retryable = False)", &sigs),
+            ["qqq(status=409, retryable = False)".to_string()]
+        );
+        assert_eq!(
+            named_calls("    qqq(a == b, x)", &sigs),
+            ["qqq(status=a == b, retryable=x)".to_string()]
         );
     }
 }
