@@ -18,7 +18,8 @@ BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/anvil-bench
 for pair in rg:ripgrep bwrap:bubblewrap; do
   if ! command -v "${pair%%:*}" >/dev/null; then
     if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-      apt-get install -y -qq "${pair#*:}" >/dev/null 2>&1 || apt-get update -qq >/dev/null && apt-get install -y -qq "${pair#*:}" >/dev/null
+      apt-get install -y -qq "${pair#*:}" >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null && apt-get install -y -qq "${pair#*:}" >/dev/null; }
     fi
   fi
 done

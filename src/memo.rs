@@ -3,8 +3,8 @@
 //! Invariant: a memo returns what its function returned for an equal key, and nothing else.
 //! Keys are compared whole: a key is the inputs themselves or their sha256, never a weaker
 //! hash of them, and only a function whose result is decided by its key alone may be
-//! memoized. A failure is never remembered. Past its bound a
-//! memo starts again empty, so it costs at most `cap` entries however long the process runs.
+//! memoized. A failure is never remembered. Past its bound a memo starts again empty, so it
+//! costs at most `cap` entries however long the process runs.
 //!
 //! The rails re-derive what they check (the policy hash, the AIR hash, which attestation
 //! rules fire on a line) at every call; inside one process (the library API, the MCP server,

@@ -99,8 +99,8 @@ struct CompiledRule {
     unless_context: Option<Arc<Regex>>,
 }
 
-/// A predicate's pattern rules, compiled, with the sha256 of the rules as data. Which rules fire
-/// on a line is a pure function of those sources, the masked line and its masked context
+/// A predicate's pattern rules, compiled, with the sha256 of the rules as data. Which rules
+/// fire on a line is a pure function of the rules, the masked line and its masked context
 /// lines, so it is remembered per process under exactly those: re-derivation attests the
 /// same lines at every rail, and `attest` and `conflicts` read the same excerpts.
 struct Rules {
