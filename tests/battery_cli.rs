@@ -271,6 +271,49 @@ fn usage_errors_name_the_flag() {
 }
 
 #[test]
+fn a_bad_script_is_refused_before_any_trial_naming_the_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"format": "anvil-script", "formatVersion": 1, "steps": [{"freezeResearch": {"when": 1}}]}"#,
+    )
+    .unwrap();
+    let good = tmp.path().join("good.json");
+    std::fs::write(
+        &good,
+        r#"{"format": "anvil-script", "formatVersion": 1, "steps": []}"#,
+    )
+    .unwrap();
+    let link = tmp.path().join("link.json");
+    std::os::unix::fs::symlink(&good, &link).unwrap();
+    for (script, needles) in [
+        (&bad, &["bad.json", "when"][..]),
+        (&link, &["link.json", "symlink"][..]),
+        (&tmp.path().join("missing.json"), &["missing.json"][..]),
+    ] {
+        let out_dir = tmp.path().join("out");
+        let out = battery(
+            tmp.path(),
+            &[
+                "--investigator",
+                "scripted",
+                "--script",
+                script.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{script:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for needle in needles {
+            assert!(err.contains(needle), "{script:?}: {err}");
+        }
+        assert!(!out_dir.exists(), "{script:?}: nothing was written");
+    }
+}
+
+#[test]
 fn a_results_directory_that_is_not_empty_is_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("out");

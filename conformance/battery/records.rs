@@ -13,6 +13,8 @@ use anvil_bench::battery::plan::Partition;
 use anvil_bench::battery::results::{INFORMATIVE_FIELDS, Manifest, read_results, trial_file_name};
 use anvil_bench::battery::runner::{BatteryError, Event, Verdict, manifest};
 use anvil_bench::battery::summary::{ClassSummary, summarize};
+use anvil_bench::battery::trial::Script;
+use anvil_bench::driver::ClaudeTools;
 use anvil_bench::process::CancelHandle;
 use anvil_bench::report::ReportError;
 use anvil_bench::report::diff::diff_paths;
@@ -456,7 +458,7 @@ fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> 
     };
     let base = build(&base_cfg, "sha256:corpus", "sha256:labels", true);
     type Edit = fn(&mut anvil_bench::battery::runner::Config);
-    let edits: [(&str, &str, Edit); 14] = [
+    let edits: [(&str, &str, Edit); 15] = [
         ("seed", "seed", |c| c.seed += 1),
         ("repeats", "repeats", |c| c.repeats += 1),
         ("retries", "retries", |c| c.retries += 1),
@@ -485,6 +487,9 @@ fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> 
             c.driver.backend = anvil_bench::sandbox::Backend::Bubblewrap;
         }),
         ("controls", "arms", |c| c.controls = true),
+        ("command", "investigator", |c| {
+            c.driver.command.push("--other".into());
+        }),
     ];
     for (what, field, edit) in edits {
         let mut cfg = base_cfg.clone();
@@ -542,6 +547,58 @@ fn every_setting_two_runs_must_share_is_in_the_manifest() -> Result<(), Failed> 
     ensure!(
         diff.contains(&"investigator".to_string()) && diff.contains(&"arms".to_string()),
         "another investigator gives differences {diff:?}"
+    );
+    agents_differing_only_in_their_tools_or_script_are_told_apart(&f)
+}
+
+/// Claude Code through MCP and through bash are two investigators, and so are two scripts;
+/// the same script's bytes at another path are the same one (shards run on other machines).
+fn agents_differing_only_in_their_tools_or_script_are_told_apart(
+    f: &Fixture,
+) -> Result<(), Failed> {
+    let of = |cfg: &anvil_bench::battery::runner::Config| {
+        manifest(cfg, "sha256:corpus".into(), "sha256:labels".into(), true)
+    };
+    let fields = |a: &Manifest, b: &Manifest| -> Vec<String> {
+        a.differences(b, &[])
+            .into_iter()
+            .map(|(k, _, _)| k)
+            .collect()
+    };
+    for arm in [Arm::ClaudeCode, Arm::Codex] {
+        let mcp = f.config("out", arm);
+        let mut bash = mcp.clone();
+        bash.driver.claude_tools = ClaudeTools::Bash;
+        let diff = fields(&of(&mcp), &of(&bash));
+        ensure!(
+            diff == ["investigator"],
+            "{arm} through MCP and through bash give differences {diff:?}"
+        );
+    }
+    let script = |name: &str, value: &str| {
+        let file = f.root().join(name);
+        write_json(
+            &file,
+            &json!({"format": "anvil-script", "formatVersion": 1,
+                    "steps": [{"addClaim": {"predicate": "field.unit", "value": value, "artifacts": []}}]}),
+        );
+        Script::load(&file).unwrap()
+    };
+    let with = |s: Script| {
+        let mut cfg = f.config("out", Arm::Scripted);
+        cfg.driver.script = Some(s);
+        of(&cfg)
+    };
+    let one = with(script("one.json", "ms"));
+    let diff = fields(&one, &with(script("two.json", "s")));
+    ensure!(
+        diff == ["investigator"],
+        "two different scripts give differences {diff:?}"
+    );
+    let diff = fields(&one, &with(script("copy.json", "ms")));
+    ensure!(
+        diff.is_empty(),
+        "the same script at another path gives differences {diff:?}"
     );
     Ok(())
 }

@@ -5,6 +5,7 @@ use anvil_bench::battery::arm::Arm;
 use anvil_bench::battery::plan::Selector;
 use anvil_bench::battery::runner::{Admit, Budget};
 use anvil_bench::battery::summary::ArmSummary;
+use anvil_bench::battery::trial::Script;
 use libtest_mimic::Failed;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PropConfig, TestCaseError, TestRunner};
@@ -263,7 +264,7 @@ fn wrong_value_script(
     cites: &[(&str, u32, u32)],
     predicate: &str,
     value: serde_json::Value,
-) -> std::path::PathBuf {
+) -> Script {
     let mut steps: Vec<serde_json::Value> = cites
         .iter()
         .map(|(path, a, b)| json!({"addEvidence": {"path": path, "startLine": a, "endLine": b}}))
@@ -282,7 +283,7 @@ fn wrong_value_script(
         &file,
         &json!({"format": "anvil-script", "formatVersion": 1, "steps": steps}),
     );
-    file
+    Script::load(&file).unwrap()
 }
 
 fn harmful_counts(a: &ArmSummary) -> (usize, usize, Option<f64>, Option<f64>) {

@@ -39,6 +39,15 @@ pub struct Investigator {
     pub endpoint: String,
     /// The execution backend of process agents (`bubblewrap`, `native`, `in_process`).
     pub backend: String,
+    /// How Claude Code and Codex reach the rails (`mcp`, `bash`); absent for other arms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<String>,
+    /// `sha256:` of the `--script` file the scripted investigator played.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// The command investigator's program and arguments, as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }
 
 /// The machine a battery ran on (informative; never compared).

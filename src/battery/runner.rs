@@ -25,6 +25,7 @@ use super::summary::{controls, summarize};
 use super::trial::Prepared;
 use super::vault::Vault;
 use super::workspace;
+use crate::driver::ClaudeTools;
 use crate::process::CancelHandle;
 // The configuration, the events and the budget keep their paths here.
 pub use super::config::{Config, Event};
@@ -160,6 +161,23 @@ pub fn manifest(cfg: &Config, digest: String, seal: String, git: bool) -> Manife
                 }
             } else {
                 "in_process".into()
+            },
+            tools: matches!(cfg.investigator, Arm::ClaudeCode | Arm::Codex).then(|| {
+                match cfg.driver.claude_tools {
+                    ClaudeTools::Mcp => "mcp".into(),
+                    ClaudeTools::Bash => "bash".into(),
+                }
+            }),
+            script: cfg
+                .driver
+                .script
+                .as_ref()
+                .filter(|_| cfg.investigator == Arm::Scripted)
+                .map(|s| s.digest.clone()),
+            command: if cfg.investigator == Arm::Command {
+                cfg.driver.command.clone()
+            } else {
+                vec![]
             },
         },
         arms: cfg.arms(),

@@ -71,11 +71,39 @@ impl Prepared {
     }
 }
 
+/// A `--script` file, read and checked once when the battery is configured: every trial
+/// plays these steps and the manifest names their digest, so an edit to the file during a
+/// run changes neither what runs nor what the results say ran.
+#[derive(Debug, Clone)]
+pub struct Script {
+    pub path: PathBuf,
+    /// `sha256:` of the file's bytes.
+    pub digest: String,
+    pub doc: Arc<ScriptDoc>,
+}
+
+impl Script {
+    /// Reads `path` as [`ScriptDoc::load`] does (a regular file within the document cap,
+    /// no symlink followed, strict fields) and keeps the digest of the bytes it parsed.
+    ///
+    /// # Errors
+    ///
+    /// Any error of [`ScriptDoc::load`], naming the file and the field.
+    pub fn load(path: &Path) -> Result<Script, CaseError> {
+        let (doc, bytes) = ScriptDoc::read(path)?;
+        Ok(Script {
+            path: path.to_path_buf(),
+            digest: crate::canon::bytes_hash(&bytes),
+            doc: Arc::new(doc),
+        })
+    }
+}
+
 /// How process agents are run.
 #[derive(Debug, Clone)]
 pub struct DriverConfig {
-    /// `--script FILE` for the scripted investigator.
-    pub script: Option<PathBuf>,
+    /// `--script FILE` for the scripted investigator, loaded once.
+    pub script: Option<Script>,
     /// `--command PROG ARGS...` for the command investigator.
     pub command: Vec<String>,
     pub claude_tools: ClaudeTools,
@@ -456,12 +484,12 @@ fn investigate(
 /// Plays the `--script` file on the run; a script that stops early is the investigation's
 /// answer, with why it stopped as the reason.
 fn scripted(run: &RunHandle, ctx: &TrialContext) -> Result<Investigation, TrialError> {
-    let path =
+    let script =
         ctx.driver.script.as_ref().ok_or_else(|| {
             TrialError::Fatal("the scripted investigator needs --script FILE".into())
         })?;
-    let doc = ScriptDoc::load(path).map_err(|e| TrialError::Fatal(e.to_string()))?;
-    let name = path.display().to_string();
+    let doc = Arc::clone(&script.doc);
+    let name = script.path.display().to_string();
     let driver = ScriptedAgentDriver::new(&name, move |agent| doc.play(agent));
     // A script that stops early is an answer (scored), not an infrastructure failure.
     let r = crate::fsio::relaxed(|| driver.run(run));

@@ -14,7 +14,7 @@ use crate::battery::arm::Arm;
 use crate::battery::endpoint::Endpoint;
 use crate::battery::plan::{Partition, Selector};
 use crate::battery::runner::Config;
-use crate::battery::trial::DriverConfig;
+use crate::battery::trial::{DriverConfig, Script};
 use crate::driver::ClaudeTools;
 use crate::sandbox::Backend;
 
@@ -252,6 +252,13 @@ pub(super) fn resolve(a: &BatteryArgs) -> Result<(Config, Option<Endpoint>), Ref
         (None, Arm::Codex) if model.name.starts_with("replay:") => Some("replay".to_string()),
         (m, _) => m.clone(),
     };
+    // Read once, here: every trial plays these bytes, and the manifest names them.
+    let script = a
+        .script
+        .as_deref()
+        .map(Script::load)
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let jobs = a
         .jobs
         .map(|j| j as usize)
@@ -276,7 +283,7 @@ pub(super) fn resolve(a: &BatteryArgs) -> Result<(Config, Option<Endpoint>), Ref
         max_infra_failures: a.max_infra_failures,
         max_budget_usd: a.max_budget_usd,
         driver: DriverConfig {
-            script: a.script.clone(),
+            script,
             command: a.command.clone(),
             claude_tools: match a.tools {
                 ToolsName::Mcp => ClaudeTools::Mcp,

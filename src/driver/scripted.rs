@@ -353,9 +353,18 @@ impl ScriptDoc {
     /// is not followed), over the cap in force or the cap's override invalid; otherwise any
     /// error of [`ScriptDoc::parse`].
     pub fn load(path: &Path) -> Result<ScriptDoc, CaseError> {
+        Ok(ScriptDoc::read(path)?.0)
+    }
+
+    /// [`ScriptDoc::load`], also giving the bytes it parsed (for their digest).
+    ///
+    /// # Errors
+    ///
+    /// As [`ScriptDoc::load`].
+    pub fn read(path: &Path) -> Result<(ScriptDoc, Vec<u8>), CaseError> {
         let bytes = crate::limits::read_capped(path, crate::limits::Limit::DocBytes)
             .map_err(|e| CaseError::io("read", path)(e.into()))?;
-        ScriptDoc::parse(&bytes, path)
+        Ok((ScriptDoc::parse(&bytes, path)?, bytes))
     }
 
     /// Checks the bytes of a script; `path` names it in errors.
