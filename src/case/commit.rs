@@ -267,6 +267,36 @@ mod tests {
         sweep(run).unwrap();
     }
 
+    /// A staged write lands in its pending file only; the rail reads it back, the run's
+    /// file is untouched, and a discarded stage leaves nothing behind (a failed rail
+    /// changes nothing, not even until the next rail's sweep).
+    #[test]
+    fn a_discarded_stage_leaves_neither_the_file_nor_its_pending_copy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path();
+        std::fs::write(run.join("lifecycle.json"), "old").unwrap();
+        begin(run, 7);
+        write(run, "lifecycle.json", b"new").unwrap();
+        write(run, "claims.json", b"[]").unwrap();
+        assert_eq!(
+            read(run, "lifecycle.json", 1 << 20).unwrap().as_deref(),
+            Some(&b"new"[..])
+        );
+        let staged = end();
+        assert_eq!(staged.len(), 2);
+        let pending: Vec<&PathBuf> = staged.values().map(|(p, _)| p).collect();
+        assert!(pending.iter().all(|p| p.exists()), "{pending:?}");
+        assert_eq!(std::fs::read(run.join("lifecycle.json")).unwrap(), b"old");
+        discard(&staged);
+        let mut left: Vec<String> = std::fs::read_dir(run)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["lifecycle.json"]);
+        assert_eq!(std::fs::read(run.join("lifecycle.json")).unwrap(), b"old");
+    }
+
     /// A run whose output/ was swapped for a symlink is neither written nor read through
     /// it, however the rest of the engine would have noticed; a top-level file is unaffected.
     #[test]
