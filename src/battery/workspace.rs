@@ -190,6 +190,12 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
             "commit.gpgsign=false",
             "-c",
             "core.logAllRefUpdates=false",
+            // No `git maintenance run --auto --detach` after the commit: a process per
+            // template, left running in the background while trials copy the repository.
+            "-c",
+            "maintenance.auto=false",
+            "-c",
+            "gc.auto=0",
         ])
         .args(args)
         .envs(GIT_ENV.iter().copied())
