@@ -57,12 +57,16 @@ pub fn checks() -> Vec<Check> {
 }
 
 /// Each crash point, and whether the rail's journal line has committed when it fires.
-const POINTS: [(&str, bool); 5] = [
+const POINTS: [(&str, bool); 7] = [
+    // The lock's new fence written over the old one, before the body runs.
+    ("fence-written", false),
     ("stage-partial", false),
     ("stage-written", false),
     ("staged", false),
     ("journaled", true),
     ("renamed-one", true),
+    // The lock's new anchor written over the old one, after the files moved into place.
+    ("anchor-written", true),
 ];
 
 /// A run in the state a rail needs, and the rail's arguments.

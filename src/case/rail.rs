@@ -555,10 +555,21 @@ fn read_lock(lock: &mut std::fs::File) -> std::io::Result<LockState> {
 /// Rewrites the lock file. `durable` fsyncs it: the fence must survive a power failure
 /// (recovery recognises a crash by it); the anchor need not, since recovery rolls a lost
 /// anchor forward over the committed line that carries the fence.
+///
+/// The new state is written over the old one, then the file cut to its length: never
+/// emptied first, so a process killed in between leaves a lock that still parses (the
+/// state only grows: the fence and the line count gain digits, never lose them), and no
+/// rail pays for truncating a file to nothing.
 fn write_lock(lock: &mut std::fs::File, state: &LockState, durable: bool) -> std::io::Result<()> {
-    lock.set_len(0)?;
+    let text = state.render();
     lock.seek(SeekFrom::Start(0))?;
-    lock.write_all(state.render().as_bytes())?;
+    lock.write_all(text.as_bytes())?;
+    crate::fsio::crash_point(if durable {
+        "fence-written"
+    } else {
+        "anchor-written"
+    });
+    lock.set_len(text.len() as u64)?;
     if durable && crate::fsio::durable() {
         lock.sync_all()?;
     }
