@@ -531,6 +531,9 @@ fn allowlist_patterns() -> Result<(), Failed> {
         ("ANTHROPIC_API_KEY", "k"),
         ("ANTHROPIC_BASE_URL", "u"),
         ("ANTHROPICX", "x"),
+        // The prefix must start the name: these only contain it.
+        ("MY_ANTHROPIC_API_KEY", "m"),
+        ("XANTHROPIC_BASE_URL", "x"),
         ("OPENAI_API_KEY", "o"),
         ("AWS_SECRET_ACCESS_KEY", "a"),
         ("HOME", "/root"),

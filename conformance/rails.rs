@@ -265,6 +265,19 @@ fn key_conflict() -> Result<(), Failed> {
         bytes_of(&out(&run, "evidence.json")) == evidence && !out(&run, "claims.json").exists(),
         "a conflicting call wrote output"
     );
+    // Two rails whose requests are alike (both `{}`) are still two bodies: the rail is
+    // part of what the key saved, so validate never replays freeze-research's outcome.
+    let u = unit_research(&w)?;
+    rails::freeze_research(&u.run, Some("f")).map_err(failed)?;
+    write_proposal(&u.run, &unit_proposal("s", &[&u.claim]));
+    refused_as(
+        rails::validate(&u.run, Some("f"), false),
+        "idempotency_conflict",
+    )?;
+    ensure!(
+        rails::validate(&u.run, Some("v"), false).is_ok(),
+        "validate under its own key was refused"
+    );
     Ok(())
 }
 

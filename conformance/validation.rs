@@ -52,6 +52,16 @@ pub fn checks() -> Vec<Check> {
             run: grounding::value_differs_from_claim,
         },
         Check {
+            name: "validation::a_grounding_that_also_cites_a_claim_of_another_value_fails",
+            rules: &["R-VAL-3"],
+            run: grounding::grounding_citing_another_value_fails,
+        },
+        Check {
+            name: "validation::a_claim_rejected_at_freeze_grounds_nothing",
+            rules: &["R-VAL-3", "R-CL-5"],
+            run: grounding::rejected_claim_grounds_nothing,
+        },
+        Check {
             name: "validation::a_supporting_claim_cannot_ground_a_patched_value",
             rules: &["R-VAL-3"],
             run: grounding::supporting_claim_does_not_ground,

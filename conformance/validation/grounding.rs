@@ -9,15 +9,65 @@ use serde_json::json;
 
 use super::{check, fails_on, validated};
 use crate::ensure;
+use anvil_bench::case::research::{ClaimStatus, claim_id};
+
 use crate::support::{
-    World, claim, ev, externals, freeze, frozen_unit, lifecycle_json, unit_proposal, unit_research,
-    write_proposal,
+    World, claim, ev, externals, freeze, frozen_unit, lifecycle_json, read_json, unit_proposal,
+    unit_research, write_json, write_proposal,
 };
 
 pub(super) fn value_differs_from_claim() -> Result<(), Failed> {
     let w = World::new();
     let u = frozen_unit(&w)?;
     write_proposal(&u.run, &unit_proposal("ms", &[&u.claim]));
+    let record = validated(&u.run)?;
+    fails_on(&record, "evidence_supports_value")
+}
+
+/// A proposal that also cites a claim of another value for the patched predicate is not
+/// grounded on its value, even when another cited claim asserts it.
+pub(super) fn grounding_citing_another_value_fails() -> Result<(), Failed> {
+    let w = World::new();
+    let u = unit_research(&w)?;
+    let d = ev(&u.run, "docs/payments.md", 3, 4)?;
+    let other = claim(&u.run, "field.unit", json!("ms"), &[&d])?;
+    freeze(&u.run)?;
+    write_proposal(&u.run, &unit_proposal("s", &[&u.claim, &other]));
+    let record = validated(&u.run)?;
+    fails_on(&record, "evidence_supports_value")?;
+    let detail = &check(&record.checks, "evidence_supports_value")?.detail;
+    ensure!(
+        detail.contains(&other),
+        "the failure does not name the dissenting claim: {detail}"
+    );
+    Ok(())
+}
+
+/// A claim stage 1 rejected grounds nothing: the proposal's value is not asserted by an
+/// accepted claim, whatever the rejected one says and cites.
+pub(super) fn rejected_claim_grounds_nothing() -> Result<(), Failed> {
+    let w = World::new();
+    let u = unit_research(&w)?;
+    let ids = vec![u.implementation.clone()];
+    // The grounding's value on its implementation excerpt, with a confidence outside
+    // [0, 1]: rejected at freeze.
+    let bad_id = claim_id("field.unit", &json!("s"), &ids);
+    let claims_path = crate::support::out(&u.run, "claims.json");
+    let mut doc = read_json(&claims_path);
+    doc["claims"].as_array_mut().unwrap().push(json!({
+        "id": bad_id, "predicate": "field.unit", "value": "s",
+        "artifactIds": ids, "confidence": 1.5
+    }));
+    write_json(&claims_path, &doc);
+    let research = freeze(&u.run)?;
+    ensure!(
+        research
+            .claims
+            .iter()
+            .any(|c| c.id == bad_id && c.status == ClaimStatus::Rejected),
+        "test setup: the hand-written claim was not rejected"
+    );
+    write_proposal(&u.run, &unit_proposal("s", &[&bad_id]));
     let record = validated(&u.run)?;
     fails_on(&record, "evidence_supports_value")
 }
