@@ -25,7 +25,6 @@ use super::summary::{controls, summarize};
 use super::trial::Prepared;
 use super::vault::Vault;
 use super::workspace;
-use crate::driver::ClaudeTools;
 use crate::process::CancelHandle;
 // The configuration, the events and the budget keep their paths here.
 pub use super::config::{Config, Event};
@@ -162,12 +161,8 @@ pub fn manifest(cfg: &Config, digest: String, seal: String, git: bool) -> Manife
             } else {
                 "in_process".into()
             },
-            tools: matches!(cfg.investigator, Arm::ClaudeCode | Arm::Codex).then(|| {
-                match cfg.driver.claude_tools {
-                    ClaudeTools::Mcp => "mcp".into(),
-                    ClaudeTools::Bash => "bash".into(),
-                }
-            }),
+            tools: matches!(cfg.investigator, Arm::ClaudeCode | Arm::Codex)
+                .then(|| cfg.driver.claude_tools.as_str().to_string()),
             script: cfg
                 .driver
                 .script

@@ -123,6 +123,17 @@ pub enum ClaudeTools {
     Bash,
 }
 
+impl ClaudeTools {
+    /// The `--tools` value that selects it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaudeTools::Mcp => "mcp",
+            ClaudeTools::Bash => "bash",
+        }
+    }
+}
+
 /// The brief the agent is given: CASE.md of the run, verbatim.
 #[must_use]
 pub fn brief(run: &Run) -> String {
