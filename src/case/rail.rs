@@ -608,7 +608,12 @@ fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockStat
     let lock_path = run_dir.join(LOCK_FILE);
     let journal = Journal::read(run_dir)?;
     super::commit::recover(run_dir, &journal)?;
-    let journal = Journal::read(run_dir)?;
+    // Recovery changes the journal only by cutting a torn last line; read it again then.
+    let journal = if journal.torn_at.is_some() {
+        Journal::read(run_dir)?
+    } else {
+        journal
+    };
     let mut state = read_lock(lock).map_err(CaseError::io("read", &lock_path))?;
     let n = journal.entries.len() as u64;
     // The last line committed, then the process died before the anchor moved: the lock
