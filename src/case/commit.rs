@@ -183,6 +183,12 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
             if not_through_link(run_dir, rel).is_err() {
                 continue;
             }
+            // Without a staged copy there is nothing to finish, whatever the target holds:
+            // look for it first, so a settled run costs no read and hash of its files.
+            let pending = pending_path(run_dir, rel, last.fence);
+            if std::fs::symlink_metadata(&pending).is_err() {
+                continue;
+            }
             let target = run_dir.join(rel);
             let now = crate::fsio::read_regular(&target, MAX_RUN_FILE_BYTES)
                 .ok()
@@ -190,7 +196,6 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
             if now.as_deref() == Some(hash.as_str()) {
                 continue;
             }
-            let pending = pending_path(run_dir, rel, last.fence);
             let staged = crate::fsio::read_regular(&pending, MAX_RUN_FILE_BYTES)
                 .ok()
                 .map(|b| bytes_hash(&b));
