@@ -42,6 +42,17 @@ pub struct GateCheck {
     pub passes: bool,
 }
 
+/// The repository's conflict on `predicate` that states a value other than `value`: one
+/// on another predicate says nothing about this value.
+fn uncited_conflict<'c>(
+    repo: &'c [AttestedConflict],
+    predicate: &str,
+    value: &Value,
+) -> Option<&'c AttestedConflict> {
+    repo.iter()
+        .find(|c| c.predicate == predicate && c.values.iter().any(|v| v != value))
+}
+
 /// Checks every `(field, value)` against the claims in `grounding` and pushes the reason
 /// for each failure onto `reasons`.
 pub fn check(
@@ -80,9 +91,7 @@ pub fn check(
         let required = contract.minimum_strength;
         let conflict = conflicts.iter().find(|c| c.predicate == predicate).cloned();
         // The repository as committed, beyond what was cited: a line stating another value.
-        let uncited = repo_conflicts
-            .iter()
-            .find(|c| c.predicate == predicate && c.values.iter().any(|v| v != value))
+        let uncited = uncited_conflict(&repo_conflicts, &predicate, value)
             .filter(|_| conflict.is_none())
             .cloned();
 
@@ -255,6 +264,26 @@ mod tests {
         files: 3,
         bytes: 30,
     };
+
+    fn conflict(predicate: &str, values: &[i64]) -> AttestedConflict {
+        AttestedConflict {
+            predicate: predicate.into(),
+            values: values.iter().map(|v| Value::from(*v)).collect(),
+            lines: Vec::new(),
+            claimed: Vec::new(),
+            note: String::new(),
+        }
+    }
+
+    /// Only a conflict on the value's own predicate holds it back: with a skill of two
+    /// output predicates, the other predicate's conflict must not be taken for this one's.
+    #[test]
+    fn the_uncited_conflict_is_the_one_on_the_values_predicate() {
+        let repo = [conflict("unit", &[1, 2]), conflict("format", &[3, 4])];
+        let found = uncited_conflict(&repo, "format", &Value::from(3));
+        assert_eq!(found.map(|c| c.predicate.as_str()), Some("format"));
+        assert!(uncited_conflict(&repo, "range", &Value::from(3)).is_none());
+    }
 
     #[test]
     fn a_repository_exactly_at_the_file_limit_is_read_whole() {
