@@ -296,3 +296,90 @@ fn investigate_with_a_relative_run_path_hands_the_agent_absolute_paths() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `ANVIL_LOG` selects what is logged to stderr: a command agent's output lines under
+/// `anvil_bench::agent=info`, nothing of them under `warn`; a filter that does not parse is a
+/// usage error (exit 2) that names the variable, before anything runs.
+#[test]
+fn anvil_log_streams_agent_lines_and_refuses_a_malformed_filter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    anvil_bench::demo::write_example(dir).unwrap();
+    let agent = dir.join("agent.sh");
+    std::fs::write(&agent, "#!/bin/sh\necho marker-from-the-agent\n").unwrap();
+    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let investigate = |filter: &str| {
+        let run = ok(
+            dir,
+            &[
+                "case",
+                "open",
+                "--air",
+                "air.json",
+                "--repo",
+                "repo",
+                "--skill",
+                "annotate-unit",
+                "--target",
+                "op.create_payment.input.body.capture_timeout",
+            ],
+        );
+        Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+            .args(["case", "investigate", &run, "--driver", "command"])
+            .args([
+                "--backend",
+                "native",
+                "--allow-degraded-native",
+                "--command",
+            ])
+            .arg(&agent)
+            .env("ANVIL_LOG", filter)
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    };
+    let stderr = |out: &Output| String::from_utf8_lossy(&out.stderr).into_owned();
+
+    let logged = investigate("anvil_bench::agent=info");
+    assert!(
+        stderr(&logged).contains("marker-from-the-agent"),
+        "{}",
+        stderr(&logged)
+    );
+    let quiet = investigate("warn");
+    assert!(
+        !stderr(&quiet).contains("marker-from-the-agent"),
+        "{}",
+        stderr(&quiet)
+    );
+
+    let cases =
+        dir.join(".refinement/cases/annotate-unit--op.create_payment.input.body.capture_timeout");
+    let runs = || std::fs::read_dir(&cases).unwrap().count();
+    let before = runs();
+    let open = [
+        "case",
+        "open",
+        "--air",
+        "air.json",
+        "--repo",
+        "repo",
+        "--skill",
+        "annotate-unit",
+        "--target",
+        "op.create_payment.input.body.capture_timeout",
+    ];
+    let bad = cli_env(dir, &open, "anvil_bench::agent==info");
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("ANVIL_LOG"), "{}", stderr(&bad));
+    assert_eq!(runs(), before, "a refused ANVIL_LOG opened a run");
+}
+
+fn cli_env(dir: &Path, args: &[&str], anvil_log: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+        .args(args)
+        .env("ANVIL_LOG", anvil_log)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}

@@ -99,14 +99,38 @@ impl Command {
     }
 }
 
+/// Installs the stderr log for `ANVIL_LOG`: comma-separated `target=level` pairs or a bare
+/// level (`warn`, `anvil_bench::agent=info,warn`), as `tracing_subscriber`'s `Targets` reads
+/// them. `Targets` rather than `EnvFilter`: its span-field directives are not needed here,
+/// and `EnvFilter` turns on full-DFA construction in `regex-automata` for every regex the
+/// process compiles, which every rail pays for whether or not it logs.
+fn init_logging(filter: &std::ffi::OsStr) -> Result<(), String> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let text = filter
+        .to_str()
+        .ok_or_else(|| "ANVIL_LOG is not valid UTF-8".to_string())?;
+    let targets: tracing_subscriber::filter::Targets = text
+        .parse()
+        .map_err(|e| format!("ANVIL_LOG={text:?} is not a log filter ({e}); expected comma-separated `target=level` or a level, e.g. `anvil_bench::agent=info`"))?;
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .finish()
+        .with(targets)
+        .try_init();
+    Ok(())
+}
+
 /// Entry point used by `main.rs`.
 pub fn main() -> ExitCode {
     // `ANVIL_LOG=anvil_bench::agent=info` streams every agent output line to stderr.
-    if let Ok(filter) = std::env::var("ANVIL_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(std::io::stderr)
-            .try_init();
+    if let Some(filter) = std::env::var_os("ANVIL_LOG") {
+        if let Err(e) = init_logging(&filter) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     }
     match crate::sandbox::init::relay_rail_if_sandboxed() {
         Some(Ok(outcome)) => return ExitCode::from(outcome.exit_code()),
