@@ -104,6 +104,28 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-EV-3"],
             run: paths::outside_custom_scopes,
         },
+        Check {
+            name: "evidence::a_single_star_scope_stops_at_a_slash",
+            rules: &["R-EV-3"],
+            run: paths::a_single_star_scope_stops_at_a_slash,
+        },
+        Check {
+            name: "evidence::a_nul_byte_past_the_first_block_still_makes_a_binary_file",
+            rules: &["R-EV-4"],
+            run: || {
+                refused_path(
+                    |w| {
+                        let mut bytes =
+                            "capture_timeout = 30  # seconds\n".repeat(400).into_bytes();
+                        bytes.extend_from_slice(b"\x00 trailer\n");
+                        std::fs::write(w.repo().join("src/payments/late_nul.py"), bytes).unwrap();
+                        "src/payments/late_nul.py".into()
+                    },
+                    None,
+                    "binary_file",
+                )
+            },
+        },
         // R-EV-4
         Check {
             name: "evidence::a_missing_file_is_refused",

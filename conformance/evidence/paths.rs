@@ -109,3 +109,26 @@ pub(super) fn cli_refusals() -> Result<(), Failed> {
     );
     Ok(())
 }
+
+/// `*` in a scope glob stops at a `/`: a scope of `src/payments/*` admits the files of that
+/// directory and refuses those of a directory below it (R-EV-3, as `classify` documents).
+pub(super) fn a_single_star_scope_stops_at_a_slash() -> Result<(), Failed> {
+    let w = World::new();
+    std::fs::create_dir_all(w.repo().join("src/payments/legacy")).unwrap();
+    std::fs::write(
+        w.repo().join("src/payments/legacy/old.py"),
+        "CAPTURE_TIMEOUT = 30  # seconds\n",
+    )
+    .unwrap();
+    let mut req = w.request("annotate-unit", UNIT_TARGET);
+    req.scopes = vec!["src/payments/*=implementation".into()];
+    let run = anvil_bench::case::open(&req).map_err(failed)?.run_dir;
+    ev(&run, "src/payments/service.py", 32, 39)?;
+    let before = tree(&run.join("output"));
+    refused_as(
+        add_ev(&run, "src/payments/legacy/old.py", None),
+        "out_of_scope",
+    )?;
+    ensure!(tree(&run.join("output")) == before, "output/ changed");
+    Ok(())
+}

@@ -126,11 +126,11 @@ fn init_logging(filter: &std::ffi::OsStr) -> Result<(), String> {
 /// Entry point used by `main.rs`.
 pub fn main() -> ExitCode {
     // `ANVIL_LOG=anvil_bench::agent=info` streams every agent output line to stderr.
-    if let Some(filter) = std::env::var_os("ANVIL_LOG") {
-        if let Err(e) = init_logging(&filter) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+    if let Some(filter) = std::env::var_os("ANVIL_LOG")
+        && let Err(e) = init_logging(&filter)
+    {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
     }
     match crate::sandbox::init::relay_rail_if_sandboxed() {
         Some(Ok(outcome)) => return ExitCode::from(outcome.exit_code()),
