@@ -30,21 +30,7 @@ fn a_scripted_investigation_runs_end_to_end_through_the_cli() {
     let dir = tmp.path();
     anvil_bench::demo::write_example(dir).unwrap();
     let target = "op.create_payment.input.body.capture_timeout";
-    let run = ok(
-        dir,
-        &[
-            "case",
-            "open",
-            "--air",
-            "air.json",
-            "--repo",
-            "repo",
-            "--skill",
-            "annotate-unit",
-            "--target",
-            target,
-        ],
-    );
+    let run = ok(dir, &OPEN_UNIT);
     let ev1 = ok(
         dir,
         &[
@@ -250,21 +236,7 @@ fn investigate_with_a_relative_run_path_hands_the_agent_absolute_paths() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     anvil_bench::demo::write_example(dir).unwrap();
-    let run = ok(
-        dir,
-        &[
-            "case",
-            "open",
-            "--air",
-            "air.json",
-            "--repo",
-            "repo",
-            "--skill",
-            "annotate-unit",
-            "--target",
-            "op.create_payment.input.body.capture_timeout",
-        ],
-    );
+    let run = ok(dir, &OPEN_UNIT);
     let rel = Path::new(&run)
         .strip_prefix(dir.canonicalize().unwrap())
         .or_else(|_| Path::new(&run).strip_prefix(dir))
@@ -309,34 +281,20 @@ fn anvil_log_streams_agent_lines_and_refuses_a_malformed_filter() {
     std::fs::write(&agent, "#!/bin/sh\necho marker-from-the-agent\n").unwrap();
     std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let investigate = |filter: &str| {
-        let run = ok(
-            dir,
-            &[
-                "case",
-                "open",
-                "--air",
-                "air.json",
-                "--repo",
-                "repo",
-                "--skill",
-                "annotate-unit",
-                "--target",
-                "op.create_payment.input.body.capture_timeout",
-            ],
-        );
-        Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
-            .args(["case", "investigate", &run, "--driver", "command"])
-            .args([
-                "--backend",
-                "native",
-                "--allow-degraded-native",
-                "--command",
-            ])
-            .arg(&agent)
-            .env("ANVIL_LOG", filter)
-            .current_dir(dir)
-            .output()
-            .unwrap()
+        let run = ok(dir, &OPEN_UNIT);
+        let args = [
+            "case",
+            "investigate",
+            &run,
+            "--driver",
+            "command",
+            "--backend",
+            "native",
+            "--allow-degraded-native",
+            "--command",
+            agent.to_str().unwrap(),
+        ];
+        cli_logged(dir, &args, filter)
     };
     let stderr = |out: &Output| String::from_utf8_lossy(&out.stderr).into_owned();
 
@@ -357,28 +315,31 @@ fn anvil_log_streams_agent_lines_and_refuses_a_malformed_filter() {
         dir.join(".refinement/cases/annotate-unit--op.create_payment.input.body.capture_timeout");
     let runs = || std::fs::read_dir(&cases).unwrap().count();
     let before = runs();
-    let open = [
-        "case",
-        "open",
-        "--air",
-        "air.json",
-        "--repo",
-        "repo",
-        "--skill",
-        "annotate-unit",
-        "--target",
-        "op.create_payment.input.body.capture_timeout",
-    ];
-    let bad = cli_env(dir, &open, "anvil_bench::agent==info");
+    let bad = cli_logged(dir, &OPEN_UNIT, "anvil_bench::agent==info");
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("ANVIL_LOG"), "{}", stderr(&bad));
     assert_eq!(runs(), before, "a refused ANVIL_LOG opened a run");
 }
 
-fn cli_env(dir: &Path, args: &[&str], anvil_log: &str) -> Output {
+/// `case open` of the example's unit case, in the default cases directory.
+const OPEN_UNIT: [&str; 10] = [
+    "case",
+    "open",
+    "--air",
+    "air.json",
+    "--repo",
+    "repo",
+    "--skill",
+    "annotate-unit",
+    "--target",
+    "op.create_payment.input.body.capture_timeout",
+];
+
+/// [`cli`] with `ANVIL_LOG` set to `filter`.
+fn cli_logged(dir: &Path, args: &[&str], filter: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
         .args(args)
-        .env("ANVIL_LOG", anvil_log)
+        .env("ANVIL_LOG", filter)
         .current_dir(dir)
         .output()
         .unwrap()
