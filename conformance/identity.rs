@@ -124,7 +124,7 @@ fn key_path_safe() -> Result<(), Failed> {
         let target = TargetKey::Field {
             op: "op".into(),
             location: anvil_bench::air::Location::InputBody,
-            name: name.to_string(),
+            name: (*name).into(),
         };
         let key = CaseKey::new("describe-field", &target);
         let s = key.as_str();
@@ -143,7 +143,7 @@ fn key_path_safe() -> Result<(), Failed> {
     let long = TargetKey::Field {
         op: "op".into(),
         location: anvil_bench::air::Location::InputBody,
-        name: "x".repeat(400),
+        name: "x".repeat(400).into(),
     };
     ensure!(
         CaseKey::new("describe-field", &long).as_str().len() < 200,
@@ -166,7 +166,7 @@ fn key_every_character() -> Result<(), Failed> {
                 let target = TargetKey::Field {
                     op: "op".into(),
                     location: anvil_bench::air::Location::InputBody,
-                    name: name.clone(),
+                    name: name.as_str().into(),
                 };
                 let key = CaseKey::new(skill, &target);
                 let s = key.as_str();
@@ -208,7 +208,7 @@ fn key_injective() -> Result<(), Failed> {
                 let target = TargetKey::Field {
                     op: "op".into(),
                     location,
-                    name: name.clone(),
+                    name: name.as_str().into(),
                 };
                 let key = CaseKey::new(skill, &target);
                 if let Some(prev) = seen.insert(key.clone(), (skill, target.to_string())) {

@@ -111,7 +111,7 @@ fn refine(air: &mut Air, target: &str, attr: &str, value: Value, run: &str) {
             let f = op
                 .fields
                 .iter_mut()
-                .find(|f| f.location == *location && &f.name == name)
+                .find(|f| f.location == *location && f.name == name)
                 .unwrap();
             match attr {
                 "description" => f.description = text,
@@ -122,7 +122,7 @@ fn refine(air: &mut Air, target: &str, attr: &str, value: Value, run: &str) {
         (TargetKey::Error { code, .. }, _) => {
             op.errors
                 .iter_mut()
-                .find(|e| &e.code == code)
+                .find(|e| e.code == code)
                 .unwrap()
                 .retryable = value.as_bool();
         }

@@ -13,17 +13,25 @@ fn field_name() -> impl Strategy<Value = String> {
 }
 
 fn target() -> impl Strategy<Value = TargetKey> {
-    let op = "[A-Za-z0-9_-]{1,10}";
+    // Up to 40 bytes: ids held inline (up to 24) and on the heap.
+    let op = "[A-Za-z0-9_-]{1,40}";
     prop_oneof![
-        op.prop_map(|op| TargetKey::Operation { op }),
+        op.prop_map(|op| TargetKey::Operation { op: op.into() }),
         (
             op,
             prop::sample::select(Location::ALL.to_vec()),
             field_name()
         )
-            .prop_map(|(op, location, name)| TargetKey::Field { op, location, name }),
-        (op, "[A-Za-z0-9_-]{1,10}").prop_map(|(op, code)| TargetKey::Error { op, code }),
-        "[A-Za-z0-9_-]{1,10}".prop_map(|id| TargetKey::Capability { id }),
+            .prop_map(|(op, location, name)| TargetKey::Field {
+                op: op.into(),
+                location,
+                name: name.into(),
+            }),
+        (op, "[A-Za-z0-9_-]{1,40}").prop_map(|(op, code)| TargetKey::Error {
+            op: op.into(),
+            code: code.into(),
+        }),
+        "[A-Za-z0-9_-]{1,40}".prop_map(|id| TargetKey::Capability { id: id.into() }),
     ]
 }
 

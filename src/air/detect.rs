@@ -11,17 +11,95 @@ use crate::skill::{DeficiencyCode, Severity, registry};
 
 /// One detected deficiency. (Serialized for `detect --json` and the reports; never read
 /// back, so its skill can be the built-in registry's own name rather than a copy.)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Deficiency {
     pub target: TargetKey,
     pub code: DeficiencyCode,
     pub skill: &'static str,
     pub severity: Severity,
     /// For `unproven_inferred_value`: the attribute a heuristic set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub attribute: Option<String>,
-    pub detail: String,
+    /// What [`Deficiency::detail`] needs beyond the target, code and attribute.
+    about: About,
+}
+
+/// The part of a deficiency's explanation its target, code and attribute do not hold. The
+/// sentence is written only when it is shown: a large AIR's plan has ~130k deficiencies,
+/// and a message built for each was a third of its allocations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum About {
+    /// Everything the sentence needs is in the target, code or attribute.
+    Target,
+    /// The operation's method and path, as `GET /things`.
+    Route(String),
+    /// The description that only restates the name.
+    Description(String),
+    /// The HTTP status of an error.
+    Status(u16),
+}
+
+impl Deficiency {
+    /// Why the target is deficient, in one sentence.
+    #[must_use]
+    pub fn detail(&self) -> String {
+        let name = match &self.target {
+            TargetKey::Field { name, .. } => name.as_str(),
+            TargetKey::Error { code, .. } => code.as_str(),
+            TargetKey::Operation { op } => op.as_str(),
+            TargetKey::Capability { id } => id.as_str(),
+        };
+        let extra = match &self.about {
+            About::Route(text) | About::Description(text) => text.as_str(),
+            About::Status(_) | About::Target => "",
+        };
+        match self.code {
+            DeficiencyCode::MissingOperationDescription => format!("{extra} has no description"),
+            DeficiencyCode::MissingFieldDescription => format!("field `{name}` has no description"),
+            DeficiencyCode::TautologicalDescription => {
+                format!("description \"{extra}\" only restates the name")
+            }
+            DeficiencyCode::UnitAmbiguousField => format!("`{name}` is a quantity without a unit"),
+            DeficiencyCode::UnclassifiedSensitiveField => {
+                format!("`{name}` looks personal or secret and has no sensitivity class")
+            }
+            DeficiencyCode::ErrorRetryabilityUnclear => {
+                let status = match self.about {
+                    About::Status(status) => status,
+                    _ => 0,
+                };
+                format!("whether `{name}` (HTTP {status}) may be retried is not stated")
+            }
+            DeficiencyCode::UnprovenInferredValue => format!(
+                "{} was set by a heuristic and is unproven",
+                self.attribute.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+}
+
+impl Serialize for Deficiency {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Shown<'a> {
+            target: &'a TargetKey,
+            code: DeficiencyCode,
+            skill: &'a str,
+            severity: Severity,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            attribute: Option<&'a str>,
+            detail: String,
+        }
+        Shown {
+            target: &self.target,
+            code: self.code,
+            skill: self.skill,
+            severity: self.severity,
+            attribute: self.attribute.as_deref(),
+            detail: self.detail(),
+        }
+        .serialize(serializer)
+    }
 }
 
 /// Name fragments that make a numeric field a quantity whose unit matters.
@@ -283,12 +361,12 @@ pub fn detect(air: &Air) -> Vec<Deficiency> {
 /// allocations were most of `detect`'s time.)
 struct Plan<'a> {
     out: Vec<Deficiency>,
-    found: Vec<(DeficiencyCode, Option<&'a str>, String)>,
+    found: Vec<(DeficiencyCode, Option<&'a str>, About)>,
 }
 
 impl<'a> Plan<'a> {
-    fn found(&mut self, code: DeficiencyCode, attribute: Option<&'a str>, detail: String) {
-        self.found.push((code, attribute, detail));
+    fn found(&mut self, code: DeficiencyCode, attribute: Option<&'a str>, about: About) {
+        self.found.push((code, attribute, about));
     }
 
     /// Plans what was found on `target` (built only now, and only if something was).
@@ -300,7 +378,7 @@ impl<'a> Plan<'a> {
         let kind = target.kind();
         let mut target = Some(target);
         let last = self.found.len() - 1;
-        for (i, (code, attribute, detail)) in self.found.drain(..).enumerate() {
+        for (i, (code, attribute, about)) in self.found.drain(..).enumerate() {
             let skill = match (code, attribute) {
                 (DeficiencyCode::UnprovenInferredValue, Some(attr)) => {
                     registry().writer_of(kind, attr)
@@ -325,7 +403,7 @@ impl<'a> Plan<'a> {
                 skill: &skill.name,
                 severity: code.severity(),
                 attribute: attribute.map(str::to_string),
-                detail,
+                about,
             });
         }
     }
@@ -336,11 +414,13 @@ fn detect_operation<'a>(op: &'a Operation, plan: &mut Plan<'a>) {
         plan.found(
             DeficiencyCode::MissingOperationDescription,
             None,
-            format!("{} {} has no description", op.method, op.path),
+            About::Route(format!("{} {}", op.method, op.path)),
         );
     }
     inferred(&op.inferred, plan);
-    plan.target(|| TargetKey::Operation { op: op.id.clone() });
+    plan.target(|| TargetKey::Operation {
+        op: op.id.as_str().into(),
+    });
 }
 
 fn inferred<'a>(attributes: &'a [String], plan: &mut Plan<'a>) {
@@ -348,7 +428,7 @@ fn inferred<'a>(attributes: &'a [String], plan: &mut Plan<'a>) {
         plan.found(
             DeficiencyCode::UnprovenInferredValue,
             Some(attr),
-            format!("{attr} was set by a heuristic and is unproven"),
+            About::Target,
         );
     }
 }
@@ -357,41 +437,32 @@ fn detect_field<'a>(op: &Operation, field: &'a Field, scratch: &mut Scratch, pla
     // Split once: three checks below read the name's words.
     scratch.name.split(&field.name);
     match &field.description {
-        d if is_blank(d.as_deref()) => plan.found(
-            DeficiencyCode::MissingFieldDescription,
-            None,
-            format!("field `{}` has no description", field.name),
-        ),
+        d if is_blank(d.as_deref()) => {
+            plan.found(DeficiencyCode::MissingFieldDescription, None, About::Target)
+        }
         Some(d) if scratch.restates(d, &field.ty) => plan.found(
             DeficiencyCode::TautologicalDescription,
             None,
-            format!("description \"{d}\" only restates the name"),
+            About::Description(d.clone()),
         ),
         _ => {}
     }
     let numeric = matches!(field.ty.as_str(), "integer" | "number");
     if numeric && field.unit.is_none() && scratch.name.any_in(QUANTITY_WORDS) {
-        plan.found(
-            DeficiencyCode::UnitAmbiguousField,
-            None,
-            format!("`{}` is a quantity without a unit", field.name),
-        );
+        plan.found(DeficiencyCode::UnitAmbiguousField, None, About::Target);
     }
     if field.sensitivity.is_none() && scratch.name.any_in(SENSITIVE_WORDS) {
         plan.found(
             DeficiencyCode::UnclassifiedSensitiveField,
             None,
-            format!(
-                "`{}` looks personal or secret and has no sensitivity class",
-                field.name
-            ),
+            About::Target,
         );
     }
     inferred(&field.inferred, plan);
     plan.target(|| TargetKey::Field {
-        op: op.id.clone(),
+        op: op.id.as_str().into(),
         location: field.location,
-        name: field.name.clone(),
+        name: field.name.as_str().into(),
     });
 }
 
@@ -400,16 +471,13 @@ fn detect_error<'a>(op: &Operation, error: &'a ErrorDef, plan: &mut Plan<'a>) {
         plan.found(
             DeficiencyCode::ErrorRetryabilityUnclear,
             None,
-            format!(
-                "whether `{}` (HTTP {}) may be retried is not stated",
-                error.code, error.status
-            ),
+            About::Status(error.status),
         );
     }
     inferred(&error.inferred, plan);
     plan.target(|| TargetKey::Error {
-        op: op.id.clone(),
-        code: error.code.clone(),
+        op: op.id.as_str().into(),
+        code: error.code.as_str().into(),
     });
 }
 
@@ -464,6 +532,92 @@ mod tests {
             "string"
         ));
         assert!(!is_tautological("", "user_id", "string"));
+    }
+
+    /// Every code's sentence, word for word (written when shown, from what the plan kept),
+    /// and the JSON a plan is shown as: `detail` present, `attribute` only when set.
+    #[test]
+    fn each_deficiency_explains_itself_in_its_own_words() {
+        let air = Air::from_value(
+            serde_json::json!({"airVersion": 1, "service": {"id": "s", "version": "1"},
+                "operations": [{"id": "list_things", "method": "GET", "path": "/things",
+                    "fields": [
+                        {"location": "input.query", "name": "note", "type": "string"},
+                        {"location": "input.query", "name": "user_id", "type": "string",
+                         "description": "The user id."},
+                        {"location": "input.query", "name": "wait_time", "type": "integer",
+                         "description": "How long to wait."},
+                        {"location": "output.body", "name": "email", "type": "string",
+                         "description": "Where receipts go.", "unit": null,
+                         "inferred": ["description"]}],
+                    "errors": [{"code": "BUSY", "status": 503}]}]}),
+            "air.json",
+        )
+        .unwrap();
+        let shown: Vec<(String, String, String)> = detect(&air)
+            .iter()
+            .map(|d| (d.target.to_string(), d.code.to_string(), d.detail()))
+            .collect();
+        let want = [
+            (
+                "op.list_things",
+                "missing_operation_description",
+                "GET /things has no description",
+            ),
+            (
+                "op.list_things.input.query.note",
+                "missing_field_description",
+                "field `note` has no description",
+            ),
+            (
+                "op.list_things.input.query.user_id",
+                "tautological_description",
+                "description \"The user id.\" only restates the name",
+            ),
+            (
+                "op.list_things.input.query.wait_time",
+                "unit_ambiguous_field",
+                "`wait_time` is a quantity without a unit",
+            ),
+            (
+                "op.list_things.output.body.email",
+                "unclassified_sensitive_field",
+                "`email` looks personal or secret and has no sensitivity class",
+            ),
+            (
+                "op.list_things.output.body.email",
+                "unproven_inferred_value",
+                "description was set by a heuristic and is unproven",
+            ),
+            (
+                "op.list_things.error.BUSY",
+                "error_retryability_unclear",
+                "whether `BUSY` (HTTP 503) may be retried is not stated",
+            ),
+        ];
+        let want: Vec<(String, String, String)> = want
+            .iter()
+            .map(|(t, c, d)| ((*t).to_string(), (*c).to_string(), (*d).to_string()))
+            .collect();
+        assert_eq!(shown, want);
+
+        let plan = detect(&air);
+        let json = serde_json::to_value(&plan).unwrap();
+        assert_eq!(json[0]["detail"], "GET /things has no description");
+        assert_eq!(json[0]["target"], "op.list_things");
+        assert!(json[0].get("attribute").is_none(), "{}", json[0]);
+        assert_eq!(json[5]["attribute"], "description");
+        assert_eq!(json[5]["skill"], plan[5].skill);
+        let keys: Vec<&str> = json[5]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["target", "code", "skill", "severity", "attribute", "detail"]
+        );
     }
 
     #[test]

@@ -371,14 +371,14 @@ impl Air {
     #[must_use]
     pub fn contains(&self, key: &TargetKey) -> bool {
         match key {
-            TargetKey::Capability { id } => self.capabilities.iter().any(|c| &c.id == id),
+            TargetKey::Capability { id } => self.capabilities.iter().any(|c| c.id == id),
             TargetKey::Operation { op } => self.operation(op).is_some(),
             TargetKey::Field { op, location, name } => self
                 .operation(op)
                 .is_some_and(|o| o.field(*location, name).is_some()),
             TargetKey::Error { op, code } => self
                 .operation(op)
-                .is_some_and(|o| o.errors.iter().any(|e| &e.code == code)),
+                .is_some_and(|o| o.errors.iter().any(|e| e.code == code)),
         }
     }
 }

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::skill::TargetKind;
@@ -58,21 +59,24 @@ impl fmt::Display for Location {
 
 /// A validated target key. Construct with [`TargetKey::from_str`] or the typed constructors.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// Its ids and names are [`CompactString`]s: held inline up to 24 bytes, so the keys of a
+/// large plan (one per deficient target, ~100k for 5,000 operations) cost no allocation each.
 pub enum TargetKey {
     Operation {
-        op: String,
+        op: CompactString,
     },
     Field {
-        op: String,
+        op: CompactString,
         location: Location,
-        name: String,
+        name: CompactString,
     },
     Error {
-        op: String,
-        code: String,
+        op: CompactString,
+        code: CompactString,
     },
     Capability {
-        id: String,
+        id: CompactString,
     },
 }
 
@@ -146,7 +150,7 @@ impl FromStr for TargetKey {
             if !is_segment_id(id) {
                 return Err(fail("capability id must be non-empty [A-Za-z0-9_-]"));
             }
-            return Ok(TargetKey::Capability { id: id.to_string() });
+            return Ok(TargetKey::Capability { id: id.into() });
         }
         let Some(rest) = key.strip_prefix("op.") else {
             return Err(fail(
@@ -160,7 +164,7 @@ impl FromStr for TargetKey {
         if !is_segment_id(op) {
             return Err(fail("operation id must be non-empty [A-Za-z0-9_-]"));
         }
-        let op = op.to_string();
+        let op = CompactString::from(op);
         let Some(tail) = tail else {
             return Ok(TargetKey::Operation { op });
         };
@@ -170,7 +174,7 @@ impl FromStr for TargetKey {
             }
             return Ok(TargetKey::Error {
                 op,
-                code: code.to_string(),
+                code: code.into(),
             });
         }
         for location in Location::ALL {
@@ -184,7 +188,7 @@ impl FromStr for TargetKey {
                 return Ok(TargetKey::Field {
                     op,
                     location,
-                    name: name.to_string(),
+                    name: name.into(),
                 });
             }
         }

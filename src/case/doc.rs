@@ -238,7 +238,7 @@ impl TargetSnapshot {
                 (Some(f), None, v, inferred)
             }
             TargetKey::Error { code, .. } => {
-                let e = op?.errors.iter().find(|e| &e.code == code)?.clone();
+                let e = op?.errors.iter().find(|e| e.code == code)?.clone();
                 let v = serde_json::to_value(&e).ok()?;
                 let inferred = e.inferred.clone();
                 (None, Some(e), v, inferred)
@@ -249,7 +249,7 @@ impl TargetSnapshot {
                 (None, None, v, o.inferred.clone())
             }
             TargetKey::Capability { id } => {
-                let c = air.capabilities.iter().find(|c| &c.id == id)?;
+                let c = air.capabilities.iter().find(|c| c.id == id)?;
                 (
                     None,
                     None,

@@ -198,7 +198,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
     Ok(Resolved {
         case_key: CaseKey::new(&skill.name, &target),
         deficiency: chosen.code,
-        deficiency_detail: chosen.detail.clone(),
+        deficiency_detail: chosen.detail(),
         air,
         air_path,
         repo,

@@ -73,7 +73,7 @@ pub fn detect(args: &DetectArgs) -> u8 {
             code: d.code.to_string(),
             skill: d.skill.to_string(),
             severity: d.severity.to_string(),
-            detail: d.detail.clone(),
+            detail: d.detail(),
         });
         println!("{}", Table::new(rows).with(Style::sharp()));
         println!(

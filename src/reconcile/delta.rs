@@ -78,7 +78,7 @@ pub fn apply_patch(
             let o = air
                 .operations
                 .iter_mut()
-                .find(|o| &o.id == op)
+                .find(|o| o.id == op)
                 .ok_or("operation not in AIR")?;
             for (k, v) in set {
                 match k.as_str() {
@@ -92,12 +92,12 @@ pub fn apply_patch(
             let o = air
                 .operations
                 .iter_mut()
-                .find(|o| &o.id == op)
+                .find(|o| o.id == op)
                 .ok_or("operation not in AIR")?;
             let f = o
                 .fields
                 .iter_mut()
-                .find(|f| f.location == *location && &f.name == name)
+                .find(|f| f.location == *location && f.name == name)
                 .ok_or("field not in AIR")?;
             for (k, v) in set {
                 match k.as_str() {
@@ -113,12 +113,12 @@ pub fn apply_patch(
             let o = air
                 .operations
                 .iter_mut()
-                .find(|o| &o.id == op)
+                .find(|o| o.id == op)
                 .ok_or("operation not in AIR")?;
             let e = o
                 .errors
                 .iter_mut()
-                .find(|e| &e.code == code)
+                .find(|e| e.code == code)
                 .ok_or("error not in AIR")?;
             for (k, v) in set {
                 match k.as_str() {

@@ -26,7 +26,7 @@ fn refine(text: &str, changes: &[(&str, &str, Value)]) -> (Document, Air) {
                 let f = op
                     .fields
                     .iter_mut()
-                    .find(|f| f.location == *location && &f.name == name)
+                    .find(|f| f.location == *location && f.name == name)
                     .unwrap();
                 let s = value.as_str().map(str::to_string);
                 match *attr {
@@ -38,7 +38,7 @@ fn refine(text: &str, changes: &[(&str, &str, Value)]) -> (Document, Air) {
             crate::air::TargetKey::Error { code, .. } => {
                 op.errors
                     .iter_mut()
-                    .find(|e| &e.code == code)
+                    .find(|e| e.code == code)
                     .unwrap()
                     .retryable = value.as_bool();
             }
