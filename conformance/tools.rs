@@ -79,6 +79,11 @@ pub fn checks() -> Vec<Check> {
             run: strict::duplicate_ids,
         },
         Check {
+            name: "tools::a_request_id_is_1_to_64_safe_characters_and_any_other_rejects_the_batch",
+            rules: &["R-TOOL-3"],
+            run: strict::request_ids,
+        },
+        Check {
             name: "tools::schemas_accept_what_the_router_accepts_and_describe_its_answers",
             rules: &["R-TOOL-3", "R-TOOL-7"],
             run: strict::schemas,

@@ -37,6 +37,16 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-GATE-2"],
             run: uncited_conflict,
         },
+        Check {
+            name: "gate::two_files_stating_different_units_on_the_same_line_number_are_a_conflict",
+            rules: &["R-GATE-2"],
+            run: same_line_number,
+        },
+        Check {
+            name: "gate::a_conflict_is_any_two_lines_sharing_no_value_neither_neighbours_only_nor_overlapping_ones",
+            rules: &["R-GATE-2"],
+            run: any_two_lines,
+        },
     ]
 }
 
@@ -240,6 +250,83 @@ fn uncited_conflict() -> Result<(), Failed> {
         "the uncontradicted value closed as {:?}: {}",
         clean.close.tier,
         clean.reasons()
+    );
+    Ok(())
+}
+
+/// The unit case on a repository whose only statements of `capture_timeout`'s unit are the
+/// trial's own files, each cited whole: what stage 1 records at freeze.
+fn frozen_over(
+    files: &[(&str, &str)],
+) -> Result<anvil_bench::case::research::ResearchRecord, Failed> {
+    let w = World::new();
+    super::unit_free(&w);
+    for (rel, text) in files {
+        write_repo(&w, rel, text);
+    }
+    let run = w.open_unit()?.run_dir;
+    let mut ids = Vec::new();
+    for (rel, text) in files {
+        let lines = u32::try_from(text.lines().count()).map_err(failed)?;
+        ids.push(ev(&run, rel, 1, lines)?);
+    }
+    let cited: Vec<&str> = ids.iter().map(String::as_str).collect();
+    claim(&run, "field.unit", json!("s"), &cited)?;
+    freeze(&run)
+}
+
+/// Regression: lines were told apart by their line number alone, so a second file's line
+/// at the same number as an earlier file's was never weighed.
+fn same_line_number() -> Result<(), Failed> {
+    let research = frozen_over(&[
+        (
+            "src/a/window.py",
+            "def window(req):\n    return timedelta(seconds=req.capture_timeout)\n",
+        ),
+        (
+            "src/b/window.rs",
+            "pub fn window(req: &CreatePayment) -> Duration {\n    Duration::from_millis(req.capture_timeout)\n}\n",
+        ),
+    ])?;
+    let c = research
+        .attested_conflict_on("field.unit")
+        .ok_or_else(|| failed(format!("no conflict recorded at freeze: {research:?}")))?;
+    ensure!(
+        c.values.contains(&json!("s")) && c.values.contains(&json!("ms")),
+        "the conflict does not show both units: {c:?}"
+    );
+    Ok(())
+}
+
+/// Regression: a line stating two units shares one with each of its neighbours; only the
+/// lines around it share none. Comparing each line with the next only missed that, and
+/// counting any two different sets as a conflict made one out of lines that agree.
+fn any_two_lines() -> Result<(), Failed> {
+    let both = "    both = timedelta(seconds=req.capture_timeout), timedelta(milliseconds=req.capture_timeout)\n";
+    let secs = "    a = timedelta(seconds=req.capture_timeout)\n";
+    let millis = "    c = timedelta(milliseconds=req.capture_timeout)\n";
+    let research = frozen_over(&[(
+        "src/a/window.py",
+        &format!("def window(req):\n{secs}{both}{millis}"),
+    )])?;
+    let c = research.attested_conflict_on("field.unit").ok_or_else(|| {
+        failed(format!(
+            "seconds and milliseconds, with a line stating both between them, made no conflict: {research:?}"
+        ))
+    })?;
+    ensure!(
+        c.values.contains(&json!("s")) && c.values.contains(&json!("ms")),
+        "the conflict does not show both units: {c:?}"
+    );
+    // The line stating both shares a unit with a line stating one: no two lines share none.
+    let research = frozen_over(&[(
+        "src/a/window.py",
+        &format!("def window(req):\n{secs}{both}"),
+    )])?;
+    ensure!(
+        research.attested_conflicts.is_empty(),
+        "lines that share a unit were recorded as a conflict: {:?}",
+        research.attested_conflicts
     );
     Ok(())
 }

@@ -161,6 +161,37 @@ pub(super) fn duplicate_ids() -> Result<(), Failed> {
     Ok(())
 }
 
+/// A request id is 1 to 64 of `A-Z a-z 0-9 _ . -` (it names the request in the result and
+/// in the journal); the longest is answered, and one byte more, an empty id or any other
+/// character refuses the whole batch, the good request beside it included.
+pub(super) fn request_ids() -> Result<(), Failed> {
+    let q = world()?;
+    let longest = "a.B_9-".repeat(11)[..64].to_string();
+    let doc = q.ok(vec![r(&longest, "source.list_files", json!({}))])?;
+    ensure!(
+        doc.results.len() == 1 && doc.results[0].request_id == longest,
+        "the 64-byte id was not answered under its own name"
+    );
+    let mut over = longest.clone();
+    over.push('z');
+    for bad in [over.as_str(), "", "a b", "a/b", "é", "a\u{0}"] {
+        let e = q
+            .refused(
+                vec![
+                    read_ctx("src/payments/service.py", 1, 1),
+                    r(bad, "source.list_files", json!({})),
+                ],
+                "malformed_request",
+            )
+            .map_err(|e| failed(format!("id {bad:?}: {}", msg(&e))))?;
+        ensure!(
+            e.to_string().contains("requests[1].requestId"),
+            "the refusal of id {bad:?} does not name its field: {e}"
+        );
+    }
+    Ok(())
+}
+
 pub(super) fn schemas() -> Result<(), Failed> {
     let q = world()?;
     let request = tools::request_schema();
