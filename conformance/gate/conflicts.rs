@@ -47,6 +47,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-GATE-2"],
             run: any_two_lines,
         },
+        Check {
+            name: "gate::the_repository_scan_weighs_a_directory_holding_its_own_case_json",
+            rules: &["R-GATE-2"],
+            run: a_directory_with_its_own_case_json_is_still_scanned,
+        },
     ]
 }
 
@@ -327,6 +332,42 @@ fn any_two_lines() -> Result<(), Failed> {
         research.attested_conflicts.is_empty(),
         "lines that share a unit were recorded as a conflict: {:?}",
         research.attested_conflicts
+    );
+    Ok(())
+}
+
+/// Regression: the whole-repository scan skips a run directory (a `case.json` beside a
+/// `lifecycle.json`); skipping any directory that holds either one left a repository's own
+/// `case.json` fixture directory, and the statements beside it, unweighed.
+fn a_directory_with_its_own_case_json_is_still_scanned() -> Result<(), Failed> {
+    let w = World::new();
+    write_repo(
+        &w,
+        "src/client/capture.rs",
+        "pub fn void_after(req: &CreatePayment) -> Duration {\n    Duration::from_millis(req.capture_timeout)\n}\n",
+    );
+    write_repo(
+        &w,
+        "src/client/case.json",
+        "{\"name\": \"a test fixture\"}\n",
+    );
+    let o = unit_case(
+        &w,
+        &[
+            ("src/payments/service.py", 32, 39),
+            ("tests/test_capture.py", 6, 8),
+        ],
+        "s",
+    )?;
+    ensure!(
+        o.close.tier == Some(Tier::Review)
+            && o.close
+                .reasons
+                .iter()
+                .any(|r| r.contains("lines no claim cites") && r.contains("src/client/capture.rs")),
+        "the milliseconds beside a case.json fixture were not weighed: {:?}: {}",
+        o.close.tier,
+        o.reasons()
     );
     Ok(())
 }

@@ -544,6 +544,25 @@ fn reverify_refuses_a_tampered_artifact() {
     );
 }
 
+/// A recorded range no file can have (line 0, reversed, or past the end), in an artifact
+/// whose id and uri were made to match it, is refused as a source that changed before any
+/// excerpt is cut: each bound is checked alone.
+#[test]
+fn reverify_refuses_a_range_no_file_has() {
+    let dir = repo();
+    let a = get(&dir, req("src/pay.rs", Some(3), Some(5))).unwrap();
+    for (start, end) in [(0, 2), (4, 3), (3, 99)] {
+        let mut forged = a.clone();
+        forged.start_line = Some(start);
+        forged.end_line = Some(end);
+        forged.uri = format!("repo:src/pay.rs#L{start}-L{end}");
+        forged.id = forged.expected_id().unwrap();
+        let e = reverify(dir.path(), &Source::worktree(REV), &forged).unwrap_err();
+        assert_eq!(e.kind(), "source_changed", "{start}-{end}: {e}");
+        assert!(e.to_string().contains("absent"), "{start}-{end}: {e}");
+    }
+}
+
 #[test]
 fn the_document_round_trips_strictly() {
     let dir = repo();
