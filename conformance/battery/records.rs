@@ -740,6 +740,10 @@ fn every_comparable_manifest_field_refuses_a_resume_and_a_merge_by_name() -> Res
     let stored = read_json(&manifest_file);
     let twin = f.out("twin");
     copy_tree(&cfg.out, &twin);
+    // An unchanged copy, so the changed shard can also come third of three: every shard is
+    // compared with the first, not only the second.
+    let same = f.out("same");
+    copy_tree(&cfg.out, &same);
     let pristine_results = std::fs::read(twin.join("results.json")).unwrap();
     let mut again = cfg.clone();
     again.resume = true;
@@ -760,8 +764,18 @@ fn every_comparable_manifest_field_refuses_a_resume_and_a_merge_by_name() -> Res
         std::fs::write(&manifest_file, &pristine_manifest).unwrap();
         edit_results(&twin, |v| v["manifest"][key] = value);
         let orders = [
-            ("the changed shard second", [cfg.out.clone(), twin.clone()]),
-            ("the changed shard first", [twin.clone(), cfg.out.clone()]),
+            (
+                "the changed shard second",
+                vec![cfg.out.clone(), twin.clone()],
+            ),
+            (
+                "the changed shard first",
+                vec![twin.clone(), cfg.out.clone()],
+            ),
+            (
+                "the changed shard third of three",
+                vec![cfg.out.clone(), same.clone(), twin.clone()],
+            ),
         ];
         for (j, (order, shards)) in orders.iter().enumerate() {
             incompatible(merge(shards, &f.out(&format!("m{i}-{j}")), false), key).map_err(|e| {
