@@ -103,6 +103,11 @@ pub fn checks() -> Vec<Check> {
             run: supported::supported_with_proof,
         },
         Check {
+            name: "lifecycle::supported_with_proof_exactly_at_the_strength_bar_finalizes",
+            rules: &["R-LC-6"],
+            run: supported::supported_at_the_bar,
+        },
+        Check {
             name: "lifecycle::supported_needs_a_claim_asserting_exactly_the_current_value",
             rules: &["R-LC-6"],
             run: || {

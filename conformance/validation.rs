@@ -73,6 +73,11 @@ pub fn checks() -> Vec<Check> {
             run: grounding::lone_doc,
         },
         Check {
+            name: "validation::grounding_exactly_at_the_strength_bar_validates_and_finalizes",
+            rules: &["R-VAL-4"],
+            run: grounding::exactly_at_the_bar,
+        },
+        Check {
             name: "validation::two_excerpts_of_one_file_count_once",
             rules: &["R-VAL-4"],
             run: grounding::one_file_counts_once,

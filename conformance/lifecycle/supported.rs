@@ -64,6 +64,32 @@ pub(super) fn supported_with_proof() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The current `s` proven by a lone schema excerpt: strength 0.8, annotate-unit's bar
+/// exactly. The bar is a minimum, so `supported` is proven.
+pub(super) fn supported_at_the_bar() -> Result<(), Failed> {
+    let w = World::new();
+    let proto = w.repo().join("proto/payments.proto");
+    std::fs::create_dir_all(proto.parent().unwrap()).unwrap();
+    std::fs::write(
+        &proto,
+        "message CreatePayment {\n  // capture_timeout is whole seconds.\n  int64 capture_timeout = 3;\n}\n",
+    )
+    .unwrap();
+    let run = open_inferred_unit(&w)?;
+    let a = crate::support::ev(&run, "proto/payments.proto", 1, 4)?;
+    let c = claim(&run, "field.unit", json!("s"), &[&a])?;
+    freeze(&run)?;
+    let result = decline(&run, Status::Supported).map_err(failed)?;
+    let proof = result
+        .supported
+        .ok_or("supported without a recorded proof")?;
+    ensure!(
+        proof.strength == 0.8 && proof.verified_strength == 0.8 && proof.claim_ids == [c],
+        "the proof is not the lone schema excerpt at the bar: {proof:?}"
+    );
+    Ok(())
+}
+
 pub(super) fn supported_with_patch() -> Result<(), Failed> {
     let w = World::new();
     let run = open_inferred_unit(&w)?;

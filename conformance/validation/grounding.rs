@@ -12,8 +12,8 @@ use crate::ensure;
 use anvil_bench::case::research::{ClaimStatus, claim_id};
 
 use crate::support::{
-    World, claim, ev, externals, freeze, frozen_unit, lifecycle_json, read_json, unit_proposal,
-    unit_research, write_json, write_proposal,
+    World, claim, ev, externals, failed, freeze, frozen_unit, lifecycle_json, read_json,
+    unit_proposal, unit_research, write_json, write_proposal,
 };
 
 pub(super) fn value_differs_from_claim() -> Result<(), Failed> {
@@ -116,6 +116,39 @@ pub(super) fn lone_doc() -> Result<(), Failed> {
     );
     let record = validated(&run)?;
     fails_on(&record, "evidence_meets_minimum_strength")
+}
+
+/// A lone schema excerpt grounds `s` with strength 0.8, annotate-unit's bar exactly: the bar
+/// is a minimum, so validation passes it and finalize's own proof of support does too.
+pub(super) fn exactly_at_the_bar() -> Result<(), Failed> {
+    let w = World::new();
+    let proto = w.repo().join("proto/payments.proto");
+    std::fs::create_dir_all(proto.parent().unwrap()).unwrap();
+    std::fs::write(
+        &proto,
+        "message CreatePayment {\n  // capture_timeout is whole seconds.\n  int64 capture_timeout = 3;\n}\n",
+    )
+    .unwrap();
+    let run = unit_grounded_by(&w, &[("proto/payments.proto", 1, 4)])?;
+    ensure!(
+        strength_of(&run) == Some(0.8),
+        "a lone schema excerpt has strength {:?}, not 0.8",
+        strength_of(&run)
+    );
+    let record = validated(&run)?;
+    ensure!(
+        check(&record.checks, "evidence_meets_minimum_strength")?.passed
+            && record.verdict == anvil_bench::case::validate::Verdict::Pass,
+        "grounding at the bar did not validate: {:?}",
+        record.checks
+    );
+    let result = crate::support::rails::finalize(&run, None, None, None).map_err(failed)?;
+    ensure!(
+        result.status == anvil_bench::case::finalize::Status::ProposalGenerated,
+        "grounding at the bar finalized as {:?}",
+        result.status
+    );
+    Ok(())
 }
 
 pub(super) fn one_file_counts_once() -> Result<(), Failed> {
