@@ -34,6 +34,11 @@ pub fn checks() -> Vec<Check> {
             run: transitions::validate_from_open,
         },
         Check {
+            name: "lifecycle::validate_without_a_proposal_is_refused_as_missing_output",
+            rules: &["R-LC-1"],
+            run: transitions::validate_without_a_proposal,
+        },
+        Check {
             name: "lifecycle::freeze_research_twice_is_refused",
             rules: &["R-LC-1"],
             run: transitions::freeze_twice,

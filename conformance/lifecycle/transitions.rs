@@ -89,6 +89,27 @@ pub(super) fn validate_from_open() -> Result<(), Failed> {
     })
 }
 
+/// Research frozen, no proposal written: validate names what is missing (a rail refusal,
+/// not an I/O failure) and leaves lifecycle.json and output/ as they were.
+pub(super) fn validate_without_a_proposal() -> Result<(), Failed> {
+    let w = World::new();
+    let u = frozen_unit(&w)?;
+    let lc = bytes_of(&u.run.join("lifecycle.json"));
+    let before = tree(&u.run.join("output"));
+    for dry_run in [false, true] {
+        let e = refused_as(rails::validate(&u.run, None, dry_run), "missing_output")?;
+        ensure!(
+            e.to_string().contains("proposal.json"),
+            "the refusal does not name proposal.json: {e}"
+        );
+    }
+    ensure!(
+        bytes_of(&u.run.join("lifecycle.json")) == lc && tree(&u.run.join("output")) == before,
+        "a refused validate changed lifecycle.json or output/"
+    );
+    Ok(())
+}
+
 pub(super) fn freeze_twice() -> Result<(), Failed> {
     let w = World::new();
     let u = frozen_unit(&w)?;
