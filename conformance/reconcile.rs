@@ -502,7 +502,31 @@ fn apply_rules() -> Result<(), Failed> {
         "provenance artifact ids {:?}",
         prov.artifact_ids
     );
-    ensure!(prov.tier == "auto", "provenance tier {}", prov.tier);
+    ensure!(
+        prov.tier == "auto" && prov.approved_by.is_none(),
+        "provenance tier {}, approved by {:?}",
+        prov.tier,
+        prov.approved_by
+    );
+    // An auto value needs no approval: a name given anyway is not recorded as its approver.
+    let w3 = World::new();
+    let run = unit_run(&w3)?;
+    let out = w3.root().join("patched.json");
+    close(
+        &run,
+        &CloseRequest {
+            apply: Some(out.clone()),
+            approved_by: Some("bystander".into()),
+        },
+        None,
+    )
+    .map_err(f)?;
+    let patched = Air::load(&out).map_err(|e| Failed::from(e.to_string()))?;
+    let prov = patched.provenance.last().ok_or("no provenance")?;
+    ensure!(
+        prov.tier == "auto" && prov.approved_by.is_none(),
+        "an auto value's provenance names an approver: {prov:?}"
+    );
 
     // Review without approval: refused, nothing written; with approval: applied.
     let w2 = World::new();
