@@ -386,6 +386,20 @@ pub fn unit_proposal(value: &str, claims: &[&str]) -> serde_json::Value {
 }
 
 /// Writes `output/proposal.json` of a run by hand (no rail).
+/// Writes `proto/payments.proto`, a schema-scope file stating `capture_timeout` in seconds,
+/// and returns its path and line count: one excerpt of it grounds the unit at strength 0.8,
+/// annotate-unit's bar exactly.
+pub fn seconds_schema(w: &World) -> (&'static str, u32) {
+    let proto = w.repo().join("proto/payments.proto");
+    std::fs::create_dir_all(proto.parent().unwrap()).unwrap();
+    std::fs::write(
+        &proto,
+        "message CreatePayment {\n  // capture_timeout is whole seconds.\n  int64 capture_timeout = 3;\n}\n",
+    )
+    .unwrap();
+    ("proto/payments.proto", 4)
+}
+
 pub fn write_proposal(run: &Path, proposal: &serde_json::Value) {
     write_json(&out(run, "proposal.json"), proposal);
 }

@@ -340,12 +340,7 @@ fn any_two_lines() -> Result<(), Failed> {
 /// `lifecycle.json`); skipping any directory that holds either one left a repository's own
 /// `case.json` fixture directory, and the statements beside it, unweighed.
 fn a_directory_with_its_own_case_json_is_still_scanned() -> Result<(), Failed> {
-    let w = World::new();
-    write_repo(
-        &w,
-        "src/client/capture.rs",
-        "pub fn void_after(req: &CreatePayment) -> Duration {\n    Duration::from_millis(req.capture_timeout)\n}\n",
-    );
+    let w = millis_world();
     write_repo(
         &w,
         "src/client/case.json",

@@ -68,15 +68,9 @@ pub(super) fn supported_with_proof() -> Result<(), Failed> {
 /// exactly. The bar is a minimum, so `supported` is proven.
 pub(super) fn supported_at_the_bar() -> Result<(), Failed> {
     let w = World::new();
-    let proto = w.repo().join("proto/payments.proto");
-    std::fs::create_dir_all(proto.parent().unwrap()).unwrap();
-    std::fs::write(
-        &proto,
-        "message CreatePayment {\n  // capture_timeout is whole seconds.\n  int64 capture_timeout = 3;\n}\n",
-    )
-    .unwrap();
+    let (schema, lines) = crate::support::seconds_schema(&w);
     let run = open_inferred_unit(&w)?;
-    let a = crate::support::ev(&run, "proto/payments.proto", 1, 4)?;
+    let a = crate::support::ev(&run, schema, 1, lines)?;
     let c = claim(&run, "field.unit", json!("s"), &[&a])?;
     freeze(&run)?;
     let result = decline(&run, Status::Supported).map_err(failed)?;

@@ -119,17 +119,11 @@ pub(super) fn lone_doc() -> Result<(), Failed> {
 }
 
 /// A lone schema excerpt grounds `s` with strength 0.8, annotate-unit's bar exactly: the bar
-/// is a minimum, so validation passes it and finalize's own proof of support does too.
+/// is a minimum, so validation passes it and the proposal finalizes.
 pub(super) fn exactly_at_the_bar() -> Result<(), Failed> {
     let w = World::new();
-    let proto = w.repo().join("proto/payments.proto");
-    std::fs::create_dir_all(proto.parent().unwrap()).unwrap();
-    std::fs::write(
-        &proto,
-        "message CreatePayment {\n  // capture_timeout is whole seconds.\n  int64 capture_timeout = 3;\n}\n",
-    )
-    .unwrap();
-    let run = unit_grounded_by(&w, &[("proto/payments.proto", 1, 4)])?;
+    let (schema, lines) = crate::support::seconds_schema(&w);
+    let run = unit_grounded_by(&w, &[(schema, 1, lines)])?;
     ensure!(
         strength_of(&run) == Some(0.8),
         "a lone schema excerpt has strength {:?}, not 0.8",
