@@ -26,7 +26,10 @@ use crate::{Check, ensure};
 mod bubblewrap;
 mod network;
 
-use bubblewrap::{bwrap_labels, bwrap_mount_inside_labels, bwrap_rails, bwrap_writes};
+use bubblewrap::{
+    bwrap_every_hidden_path, bwrap_isolation, bwrap_labels, bwrap_mount_inside_labels, bwrap_rails,
+    bwrap_writes,
+};
 use network::{bwrap_network, bwrap_proxy};
 
 pub fn checks() -> Vec<Check> {
@@ -80,6 +83,16 @@ pub fn checks() -> Vec<Check> {
             name: "containment::bubblewrap_refuses_a_mount_inside_the_labels_directory",
             rules: &["R-CON-7"],
             run: bwrap_mount_inside_labels,
+        },
+        Check {
+            name: "containment::bubblewrap_checks_every_hidden_path_and_resolves_its_symlinks",
+            rules: &["R-CON-7"],
+            run: bwrap_every_hidden_path,
+        },
+        Check {
+            name: "containment::bubblewrap_gives_the_agent_its_own_processes_session_and_tmp",
+            rules: &["R-CON-5", "R-CON-6"],
+            run: bwrap_isolation,
         },
         Check {
             name: "containment::bubblewrap_reaches_the_model_endpoint_and_no_other_host_port",

@@ -231,3 +231,132 @@ pub(super) fn bwrap_mount_inside_labels() -> Result<(), Failed> {
 fn msg(f: &Failed) -> String {
     f.message().unwrap_or("").to_string()
 }
+
+/// Every hidden path is checked, each as the directory it names: a second hidden path is
+/// weighed like the first, and one given through a symlink is resolved before the mounts are
+/// compared with it, so a mount inside its target is still refused.
+pub(super) fn bwrap_every_hidden_path() -> Result<(), Failed> {
+    if !bwrap_ready()? {
+        return Ok(());
+    }
+    let p = Project::new();
+    let inner = p.labels.join("by-class");
+    std::fs::create_dir_all(&inner)?;
+    let elsewhere = tempfile::tempdir()?;
+    let unmounted = elsewhere.path().join("other-labels");
+    std::fs::create_dir_all(&unmounted)?;
+    let link = elsewhere.path().join("labels-link");
+    std::os::unix::fs::symlink(&p.labels, &link)?;
+    let marker = p.run.join("workspace/ran");
+    let spec = p.spec("sh", &format!("touch '{}'", marker.display()));
+    let hidden_sets = [
+        (
+            "the second of two hidden paths",
+            vec![unmounted.clone(), p.labels.clone()],
+        ),
+        ("a hidden path given through a symlink", vec![link.clone()]),
+    ];
+    for (what, hidden) in hidden_sets {
+        let mut plan = p.plan();
+        plan.hidden = hidden;
+        plan.extra_ro.push(inner.clone());
+        match contained(Backend::Bubblewrap, &spec, &plan) {
+            Ok(_) => {
+                return Err(format!("{what}: a plan mounting a directory inside it ran").into());
+            }
+            Err(e) => ensure!(
+                msg(&e).contains("hidden_path_exposed") && msg(&e).contains("labels-private"),
+                "{what}: unexpected refusal: {}",
+                msg(&e)
+            ),
+        }
+        ensure!(!marker.exists(), "{what}: the agent ran before the refusal");
+    }
+    Ok(())
+}
+
+/// The agent runs in its own process namespace, its own session and on its own /tmp: it
+/// cannot see the engine's process (nor read its environment through /proc), its session
+/// leader is inside the sandbox (so it has no terminal of the engine's to write keystrokes
+/// into), and what it writes to /tmp vanishes with it instead of landing on the host.
+pub(super) fn bwrap_isolation() -> Result<(), Failed> {
+    if !bwrap_ready()? {
+        return Ok(());
+    }
+    let p = Project::new();
+    let engine_pid = std::process::id();
+    let engine_name = proc_name(&std::fs::read_to_string("/proc/self/status")?);
+    let engine_sid = session_of(&std::fs::read_to_string("/proc/self/stat")?)?;
+    let probe = format!("anvil-bench-tmp-probe-{}", ulid::Ulid::new());
+    let host_tmp = [
+        Path::new("/tmp").join(&probe),
+        std::env::temp_dir().join(&probe),
+    ];
+    let script = format!(
+        r#"echo "STAT $(cat /proc/self/stat)"
+        echo "ENGINE $(head -n 1 /proc/{engine_pid}/status 2>/dev/null)"
+        echo "ENVIRON $(tr '\0' ' ' < /proc/{engine_pid}/environ 2>/dev/null | wc -c)"
+        echo inside > /tmp/{probe} && echo "WROTE tmp"
+        true"#
+    );
+    let ran = contained(Backend::Bubblewrap, &p.spec("sh", &script), &p.plan());
+    let leaked: Vec<&Path> = host_tmp
+        .iter()
+        .map(|t| t.as_path())
+        .filter(|t| t.exists())
+        .collect();
+    for t in &leaked {
+        let _ = std::fs::remove_file(t);
+    }
+    let ran = ran?;
+    let out = lines(&ran, Stream::Stdout);
+    let field = |key: &str| {
+        out.iter()
+            .find_map(|l| l.strip_prefix(key).map(str::trim))
+            .map(str::to_owned)
+    };
+    ensure!(
+        out.iter().any(|l| l == "WROTE tmp"),
+        "the agent could not write its own /tmp: {out:?} {:?}",
+        lines(&ran, Stream::Stderr)
+    );
+    ensure!(
+        leaked.is_empty(),
+        "the agent's /tmp is the host's: {leaked:?} appeared outside"
+    );
+    let engine_seen = field("ENGINE ").unwrap_or_default();
+    ensure!(
+        engine_seen.is_empty() || proc_name(&engine_seen) != engine_name,
+        "the engine's process {engine_pid} ({engine_name}) is visible inside: {engine_seen:?}"
+    );
+    ensure!(
+        field("ENVIRON ").as_deref() == Some("0"),
+        "the engine's environment is readable inside: {out:?}"
+    );
+    let stat = field("STAT ").ok_or_else(|| format!("no stat line: {out:?}"))?;
+    let sid = session_of(&stat)?;
+    ensure!(
+        sid != 0 && sid != engine_sid,
+        "the agent's session ({sid}) is not its own (the engine's is {engine_sid}; 0 means its \
+         leader is outside the sandbox)"
+    );
+    Ok(())
+}
+
+/// The `Name:` of a `/proc/PID/status` text.
+fn proc_name(status: &str) -> String {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Name:"))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// The session id of a `/proc/PID/stat` line: the fourth field after the command's `)`.
+fn session_of(stat: &str) -> Result<i64, Failed> {
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(3))
+        .and_then(|sid| sid.parse().ok())
+        .ok_or_else(|| format!("unreadable /proc stat line: {stat:?}").into())
+}
