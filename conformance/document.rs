@@ -25,6 +25,11 @@ pub fn checks() -> Vec<Check> {
             run: views_follow_case_json,
         },
         Check {
+            name: "document::each_section_of_the_brief_states_its_fact_from_case_json",
+            rules: &["R-DOC-2"],
+            run: brief_sections_follow_case_json,
+        },
+        Check {
             name: "document::an_edited_brief_is_reported_as_drift",
             rules: &["R-DOC-3"],
             run: drift_case_md,
@@ -263,6 +268,72 @@ fn refused_by_name(run: &std::path::Path, file: &str, why: &str) -> Result<(), F
             Ok(())
         }
     }
+}
+
+/// The brief states what case.json asks of the agent, each fact in its own section, and
+/// follows it: the operation's fields, the attestation rules, the prohibitions and the tool
+/// limits appear when case.json holds them and a section with nothing to list is left out.
+fn brief_sections_follow_case_json() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    let mut run = crate::support::rails::load_run(&opened.run_dir)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let doc = &mut run.doc;
+    let predicates: Vec<String> = doc.policy.contract.attestation.keys().cloned().collect();
+    ensure!(
+        !predicates.is_empty(),
+        "test setup: the unit skill has no attestation rules"
+    );
+    let op = doc
+        .target
+        .operation
+        .as_mut()
+        .ok_or("test setup: the unit target has no operation")?;
+    op.field_names = vec!["input.body.field_only_case_json_names".into()];
+    doc.policy
+        .prohibitions
+        .push("A PROHIBITION ONLY CASE.JSON HOLDS".into());
+    doc.tool_limits
+        .insert("source.limit_only_case_json_sets".into(), 17);
+    let (md, _) = render_views(doc, &run.case_hash);
+    let section = |title: &str| -> Option<String> {
+        let start = md.find(&format!("## {title}\n"))?;
+        let rest = &md[start + title.len() + 4..];
+        Some(rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string())
+    };
+    let target = section("Target").ok_or("CASE.md has no Target section")?;
+    ensure!(
+        target.contains("- Fields of the operation: `input.body.field_only_case_json_names`"),
+        "the Target section does not list the operation's fields: {target}"
+    );
+    let cite = section("Cite the lines that state the value")
+        .ok_or("CASE.md has no section on citing the lines that state the value")?;
+    for predicate in &predicates {
+        ensure!(
+            cite.contains(&format!("- `{predicate}`: ")),
+            "the attestation section does not state the rule for `{predicate}`: {cite}"
+        );
+    }
+    let may_not = section("You may not").ok_or("CASE.md has no prohibitions section")?;
+    ensure!(
+        may_not.contains("- A PROHIBITION ONLY CASE.JSON HOLDS"),
+        "the prohibitions section does not list case.json's prohibitions: {may_not}"
+    );
+    ensure!(
+        md.contains("`source.limit_only_case_json_sets` = 17"),
+        "CASE.md does not state case.json's tool limits"
+    );
+    // With nothing to list, neither the fields line nor the limits line is written.
+    run.doc.tool_limits.clear();
+    if let Some(op) = run.doc.target.operation.as_mut() {
+        op.field_names.clear();
+    }
+    let (bare, _) = render_views(&run.doc, &run.case_hash);
+    ensure!(
+        !bare.contains("Fields of the operation") && !bare.contains("tool limits for this case"),
+        "an empty field list or limit set still renders its line"
+    );
+    Ok(())
 }
 
 fn brief_provenance() -> Result<(), Failed> {
