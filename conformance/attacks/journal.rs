@@ -74,6 +74,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["X-TAMP-4"],
             run: || attempt(&LOCK_ANCHOR_EDITED),
         },
+        Check {
+            name: "attacks::a_lock_anchor_moved_one_line_back_is_refused_never_rolled_forward",
+            rules: &["X-TAMP-4"],
+            run: || attempt(&LOCK_ANCHOR_ONE_BACK),
+        },
     ]
 }
 
@@ -213,6 +218,24 @@ const LOCK_ANCHOR_EDITED: Attack = Attack {
         let forged = format!("sha256:{}", "0".repeat(64));
         parts[2] = &forged;
         std::fs::write(run.join(".lock"), format!("{}\n", parts.join("\n"))).unwrap();
+    },
+    rail: ADD,
+    file: "journal.jsonl",
+    field: None,
+    mentions: &["lock"],
+};
+
+/// The anchor forged one line behind the journal, as a crash between commit and anchor
+/// would leave it, but with a head that is not the last line's `prev`: the roll-forward a
+/// crash earns must not take it, so it stays for the integrity check to refuse.
+const LOCK_ANCHOR_ONE_BACK: Attack = Attack {
+    setup: research,
+    tamper: |run| {
+        let lock = std::fs::read_to_string(run.join(".lock")).unwrap();
+        let parts: Vec<&str> = lock.lines().collect();
+        let entries: u64 = parts[1].parse().unwrap();
+        let forged = format!("{}\n{}\nsha256:{}\n", parts[0], entries - 1, "0".repeat(64));
+        std::fs::write(run.join(".lock"), forged).unwrap();
     },
     rail: ADD,
     file: "journal.jsonl",

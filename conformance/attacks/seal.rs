@@ -64,6 +64,11 @@ pub fn checks() -> Vec<Check> {
             run: || attempt(&GENESIS_STATE_EDITED),
         },
         Check {
+            name: "attacks::a_lifecycle_no_rail_wrote_that_records_a_frozen_file_is_refused",
+            rules: &["X-TAMP-2"],
+            run: || attempt(&GENESIS_FROZEN_EDITED),
+        },
+        Check {
             name: "attacks::a_deleted_lifecycle_is_refused",
             rules: &["X-TAMP-2"],
             run: || attempt(&LIFECYCLE_DELETED),
@@ -264,6 +269,22 @@ const VERDICT_RESEALED: Attack = Attack {
 const GENESIS_STATE_EDITED: Attack = Attack {
     setup: research,
     tamper: |run| lifecycle(run, |lc| lc["state"] = json!("research_frozen")),
+    rail: ADD,
+    file: "lifecycle.json",
+    field: None,
+    mentions: &["no journal line wrote it"],
+};
+
+/// Only a frozen file added, in the genesis lifecycle.json: its state, journal head and
+/// transitions are still open's, and no journal line wrote it.
+const GENESIS_FROZEN_EDITED: Attack = Attack {
+    setup: research,
+    tamper: |run| {
+        let hash = anvil_bench::canon::bytes_hash(
+            &std::fs::read(crate::support::out(run, "evidence.json")).unwrap(),
+        );
+        lifecycle(run, |lc| lc["frozen"]["output/evidence.json"] = json!(hash));
+    },
     rail: ADD,
     file: "lifecycle.json",
     field: None,

@@ -406,3 +406,41 @@ fn value_support(
     }
     values
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{MAX_CLAIM_VALUE_BYTES, MAX_CLAIM_VALUE_DEPTH, nesting, oversized};
+
+    fn nested(depth: usize) -> Value {
+        (0..depth).fold(json!("s"), |inner, _| json!([inner]))
+    }
+
+    #[test]
+    fn a_value_at_the_nesting_limit_is_admitted_and_one_level_more_is_not() {
+        assert_eq!(nesting(&json!("seconds")), 0);
+        assert_eq!(
+            nesting(&nested(MAX_CLAIM_VALUE_DEPTH)),
+            MAX_CLAIM_VALUE_DEPTH
+        );
+        assert_eq!(oversized(&nested(MAX_CLAIM_VALUE_DEPTH)), None);
+        let over = oversized(&nested(MAX_CLAIM_VALUE_DEPTH + 1)).expect("refused");
+        assert!(
+            over.contains(&format!("nested {} deep", MAX_CLAIM_VALUE_DEPTH + 1)),
+            "{over}"
+        );
+    }
+
+    #[test]
+    fn a_value_at_the_size_limit_is_admitted_and_one_byte_more_is_not() {
+        // A string serialises with its two quotes.
+        let at = json!("x".repeat(MAX_CLAIM_VALUE_BYTES - 2));
+        assert_eq!(oversized(&at), None);
+        let over = oversized(&json!("x".repeat(MAX_CLAIM_VALUE_BYTES - 1))).expect("refused");
+        assert!(
+            over.contains(&format!("{} bytes", MAX_CLAIM_VALUE_BYTES + 1)),
+            "{over}"
+        );
+    }
+}
