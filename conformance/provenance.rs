@@ -39,6 +39,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["R-GATE-3"],
             run: forged_manifest,
         },
+        Check {
+            name: "provenance::the_source_manifest_is_the_canonical_json_its_digest_names",
+            rules: &["R-GATE-3"],
+            run: manifest_bytes,
+        },
     ]
 }
 
@@ -158,5 +163,54 @@ fn forged_manifest() -> Result<(), Failed> {
     write_json(&path, &manifest);
     let kind = kind_of(add_ev(&opened.run_dir, "docs/late.md", None))?;
     ensure!(kind == "tamper", "a forged manifest was refused as {kind}");
+    Ok(())
+}
+
+/// source.json holds the canonical JSON whose sha256 case.json records as `sourceDigest`
+/// (a newline after it), so anyone can check it with `sha256sum`. The same manifest in
+/// another layout (as runs opened before this wrote it) is still read, by the strict path;
+/// one that repeats a key is refused by name even where the last value would restore the
+/// recorded one.
+fn manifest_bytes() -> Result<(), Failed> {
+    let w = World::new();
+    let opened = w.open_unit()?;
+    let path = opened.run_dir.join("source.json");
+    let bytes = std::fs::read(&path)?;
+    let recorded = read_json(&opened.run_dir.join("case.json"))["identity"]["sourceDigest"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let body = bytes
+        .strip_suffix(b"\n")
+        .ok_or("source.json does not end with a newline")?;
+    ensure!(
+        anvil_bench::canon::bytes_hash(body) == recorded,
+        "source.json's bytes do not hash to the recorded sourceDigest {recorded}"
+    );
+    ensure!(
+        !body.contains(&b'\n') && body.starts_with(b"{\"files\":{"),
+        "source.json is not canonical JSON"
+    );
+    let manifest = read_json(&path);
+    write_json(&path, &manifest);
+    ensure!(
+        std::fs::read(&path)? != bytes,
+        "test setup: the re-laid-out manifest is byte-identical"
+    );
+    add_ev(&opened.run_dir, "src/payments/service.py", Some((32, 39))).map_err(failed)?;
+    // A repeated key whose second value is the recorded one: the parsed map equals the
+    // recorded manifest, but the document is not one the engine wrote.
+    let text = String::from_utf8(bytes)?;
+    let repeated = text.replacen(
+        "{\"files\":{",
+        "{\"files\":{\"src/payments/service.py\":\"sha256:forged\",",
+        1,
+    );
+    std::fs::write(&path, repeated)?;
+    let refused = add_ev(&opened.run_dir, "src/payments/service.py", Some((32, 39)));
+    ensure!(
+        matches!(&refused, Err(e) if e.to_string().contains("source.json")),
+        "a manifest repeating a key was accepted: {refused:?}"
+    );
     Ok(())
 }

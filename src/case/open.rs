@@ -560,12 +560,9 @@ fn materialize(
         fsio::write_json_atomic(&path, &lifecycle).map_err(CaseError::io("write", path))?;
         write(JOURNAL, b"")?;
         if let Some(manifest) = manifest {
-            let mut bytes =
-                serde_json::to_vec_pretty(manifest).map_err(|e| CaseError::Corrupt {
-                    file: staging.join(SOURCE_JSON),
-                    field: ".".into(),
-                    reason: e.to_string(),
-                })?;
+            // Its canonical JSON, so that the file's bytes (before the newline) hash to the
+            // sourceDigest case.json records: a rail checks it with one pass of sha256.
+            let mut bytes = manifest.canonical_bytes();
             bytes.push(b'\n');
             write(SOURCE_JSON, &bytes)?;
         }

@@ -91,6 +91,70 @@ impl SourceManifest {
     /// The canonical hash of the manifest: what case.json records as `sourceDigest`.
     #[must_use]
     pub fn digest(&self) -> String {
-        crate::canon::canonical_hash(self)
+        crate::canon::bytes_hash(&self.canonical_bytes())
+    }
+
+    /// The manifest's canonical JSON ([`crate::canon::canonical_json`]), written directly:
+    /// its keys are already in order (the fields below sorted by hand, `files` a
+    /// `BTreeMap` of `String` keys, which sorts as the canonical form does), so no
+    /// intermediate `Value` is built for a map of up to [`MAX_FILES`] entries. This is what
+    /// `source.json` holds, so that its bytes hash to the digest.
+    #[must_use]
+    pub fn canonical_bytes(&self) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Canonical<'a> {
+            files: &'a BTreeMap<String, String>,
+            format: &'a str,
+            #[serde(rename = "formatVersion")]
+            format_version: u32,
+        }
+        // A struct of strings and an integer: serialising it cannot fail.
+        serde_json::to_vec(&Canonical {
+            files: &self.files,
+            format: &self.format,
+            format_version: self.format_version,
+        })
+        .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_written_directly_is_its_canonical_json() {
+        let files = [
+            "src/z.py",
+            "src/a.py",
+            "Docs/\u{e9}t\u{e9}.md",
+            "quote\"and\\back",
+            "tab\there",
+            "\u{1}control",
+            "a/b",
+            "a-b",
+            "\u{1f600}.txt",
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (p.to_string(), format!("sha256:{i:064}")))
+        .collect();
+        let manifest = SourceManifest {
+            format: SOURCE_FORMAT.into(),
+            format_version: SOURCE_FORMAT_VERSION,
+            files,
+        };
+        let canonical = crate::canon::canonical_json(&manifest);
+        assert_eq!(
+            String::from_utf8(manifest.canonical_bytes()).unwrap(),
+            canonical
+        );
+        assert_eq!(manifest.digest(), crate::canon::canonical_hash(&manifest));
+        // Keys in byte order: a control character first, the emoji last.
+        assert!(
+            canonical.starts_with("{\"files\":{\"\\u0001control\"")
+                && canonical.contains("\"\u{1f600}.txt\":\"sha256:0"),
+            "{canonical}"
+        );
     }
 }
