@@ -110,6 +110,8 @@ fn replay_saved_outcome() -> Result<(), Failed> {
         "# Payments\n\nrewritten\nentirely\n",
     )
     .unwrap();
+    // Past the journal's millisecond, so the replay's own time differs from the saved one.
+    std::thread::sleep(std::time::Duration::from_millis(10));
     let again =
         rails::add_evidence(&run, &req("docs/payments.md", 3, 4), Some("ev-1")).map_err(failed)?;
     ensure!(
@@ -129,6 +131,15 @@ fn replay_saved_outcome() -> Result<(), Failed> {
     ensure!(
         j[1]["fence"].as_u64() > j[0]["fence"].as_u64(),
         "the replay line carries the saved line's fence: {j:?}"
+    );
+    let wrote = |line: &serde_json::Value| line["writes"].as_object().map_or(0, |w| w.len());
+    ensure!(
+        wrote(&j[0]) > 0 && wrote(&j[1]) == 0,
+        "the replay line records the saved line's writes (it wrote nothing): {j:?}"
+    );
+    ensure!(
+        j[1]["at"].is_string() && j[1]["at"] != j[0]["at"],
+        "the replay line carries the saved line's time, not its own: {j:?}"
     );
     // Claims replay the same way.
     let c = rails::add_claim(
