@@ -30,7 +30,8 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
     }
 
     /// What `f` gives for `key`, computed at most once while the entry lasts. `f` runs
-    /// without the memo locked, so two threads may both compute a missing entry.
+    /// without the memo locked, so two threads may both compute a missing entry; the first
+    /// value stored is the one both get, and every later caller.
     pub fn get_or(&self, key: K, f: impl FnOnce() -> V) -> V {
         match self.try_get_or(key, || Ok::<V, std::convert::Infallible>(f())) {
             Ok(v) => v,
@@ -52,6 +53,9 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
         // A poisoned lock only loses the memo: the value is still returned.
         if let Ok(mut guard) = self.map.lock() {
             let map = guard.get_or_insert_with(HashMap::new);
+            if let Some(stored) = map.get(&key) {
+                return Ok(stored.clone());
+            }
             if map.len() >= self.cap {
                 map.clear();
             }
@@ -70,6 +74,23 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    /// A value stored while `f` ran (by another thread, here by `f` itself) is kept and
+    /// returned: callers never hold two values for one key.
+    #[test]
+    fn the_first_value_stored_for_a_key_wins() {
+        let memo: Memo<String, std::sync::Arc<String>> = Memo::new(8);
+        let first = std::sync::Arc::new("first".to_string());
+        let late = memo.get_or("k".into(), || {
+            memo.get_or("k".into(), || std::sync::Arc::clone(&first));
+            std::sync::Arc::new("second".to_string())
+        });
+        assert!(std::sync::Arc::ptr_eq(&late, &first), "{late}");
+        assert!(std::sync::Arc::ptr_eq(
+            &memo.get_or("k".into(), || unreachable!()),
+            &first
+        ));
+    }
 
     #[test]
     fn a_value_is_computed_once_per_key() {

@@ -203,4 +203,44 @@ mod tests {
             ["qqq(status=a == b, retryable=x)".to_string()]
         );
     }
+
+    fn status_and_retryable() -> Vec<Vec<String>> {
+        vec![vec!["status".to_string(), "retryable".to_string()]]
+    }
+
+    #[test]
+    fn a_closing_quote_ends_the_quote_so_a_later_comma_splits() {
+        assert_eq!(
+            named_calls(
+                r#"    qqq("busy, retry later", false),"#,
+                &status_and_retryable()
+            ),
+            [r#"qqq(status="busy, retry later", retryable=false)"#.to_string()]
+        );
+    }
+
+    #[test]
+    fn a_nested_call_with_its_own_commas_is_one_argument_of_the_call_around_it() {
+        assert_eq!(
+            named_calls("    qqq(pair(409, 410), false),", &status_and_retryable()),
+            ["qqq(status=pair(409, 410), retryable=false)".to_string()]
+        );
+    }
+
+    #[test]
+    fn an_arrow_is_not_a_closing_bracket_so_the_comma_after_it_splits() {
+        assert_eq!(
+            named_calls("    qqq(e -> e.status, false),", &status_and_retryable()),
+            ["qqq(status=e -> e.status, retryable=false)".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_capitalised_call_without_a_body_opening_on_the_line_declares_nothing() {
+        assert_eq!(signature("        return Point(x, y);", false), None);
+        assert_eq!(
+            signature("    Point(int x, int y) {", false),
+            Some(vec!["x".into(), "y".into()])
+        );
+    }
 }

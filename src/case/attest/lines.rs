@@ -370,3 +370,79 @@ fn context(texts: &[&str], prose: &[bool], i: usize, doc: bool) -> Vec<usize> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::evidence::Verification;
+
+    fn read_java(excerpt: &str, name: &str) -> Vec<(bool, EvidenceKind)> {
+        let artifact = EvidenceArtifact {
+            id: "ev-test".into(),
+            uri: "repo:src/Settings.java#L1-L9".into(),
+            kind: EvidenceKind::Implementation,
+            revision: None,
+            path: Some("src/Settings.java".into()),
+            start_line: Some(1),
+            end_line: None,
+            source: None,
+            content_hash: String::new(),
+            excerpt: excerpt.into(),
+            acquired_at: String::new(),
+            verification: Verification::Verified {
+                verifier: "test".into(),
+            },
+        };
+        read(&artifact, &Spelling::new(name, None))
+            .iter()
+            .map(|l| (l.in_scope, l.kind))
+            .collect()
+    }
+
+    #[test]
+    fn an_annotation_above_a_declaration_of_the_target_belongs_to_it() {
+        let got = read_java(
+            "    @Nullable\n    private Integer retryDelay;\n",
+            "retry_delay",
+        );
+        assert_eq!(
+            got,
+            [
+                (true, EvidenceKind::Implementation),
+                (true, EvidenceKind::Implementation)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_doc_comment_over_an_annotated_declaration_of_the_target_documents_it() {
+        let ex = "    /** In milliseconds. */\n    @Nullable\n    private Integer retryDelay;\n";
+        let got = read_java(ex, "retry_delay");
+        assert_eq!(got[0], (true, EvidenceKind::Implementation));
+    }
+
+    #[test]
+    fn a_python_docstring_is_prose_up_to_its_closing_delimiter() {
+        let lines = [
+            "def retry(delay):",
+            "    \"\"\"Waits before retrying.",
+            "    The delay is in milliseconds.",
+            "    \"\"\"",
+            "    return delay",
+        ];
+        assert_eq!(prose_lines(&lines, true), [false, true, true, true, false]);
+        // A docstring closed on its own line ends there; a bare delimiter opens one.
+        let lines = [
+            "def retry(delay):",
+            "    '''Waits before retrying.'''",
+            "    return delay",
+            "    '''",
+            "    In milliseconds.",
+            "    '''",
+        ];
+        assert_eq!(
+            prose_lines(&lines, true),
+            [false, true, false, true, true, true]
+        );
+    }
+}
