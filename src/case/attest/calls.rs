@@ -72,10 +72,9 @@ pub(super) fn signature(line: &str, go: bool) -> Option<Vec<String>> {
         let n = if let Some((before, _)) = p.split_once(':') {
             before.split_whitespace().last().unwrap_or(before)
         } else {
-            let tokens: Vec<&str> = p
-                .split_whitespace()
-                .filter(|t| !t.starts_with('@') && *t != "final" && *t != "mut")
-                .collect();
+            // Modifiers and annotations (`final`, `mut`, `@Nullable`) come before the name,
+            // so the last token is the name; in Go, where a type follows, the first is.
+            let tokens: Vec<&str> = p.split_whitespace().collect();
             match (go, tokens.as_slice()) {
                 (_, []) => return None,
                 (true, [first, ..]) => *first,
@@ -168,6 +167,31 @@ pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Modifiers and annotations are read past, and a parameter that happens to be called
+    /// like a modifier keeps its name: in Python (`final`) and in Go (`mut`, before its type).
+    #[test]
+    fn a_parameter_is_named_past_its_modifiers_even_when_called_like_one() {
+        assert_eq!(
+            signature(
+                "  Err(final @Nullable HttpStatus status, boolean retryable) {",
+                false
+            ),
+            Some(vec!["status".into(), "retryable".into()])
+        );
+        assert_eq!(
+            signature("    fn new(mut self, code: u16) -> Self {", false),
+            Some(vec!["code".into()])
+        );
+        assert_eq!(
+            signature("    def __init__(self, final):", false),
+            Some(vec!["final".into()])
+        );
+        assert_eq!(
+            signature("func newErr(mut string, retryable bool) *APIError {", true),
+            Some(vec!["mut".into(), "retryable".into()])
+        );
+    }
 
     #[test]
     fn positional_arguments_are_read_by_the_declared_names() {
