@@ -93,7 +93,8 @@ pub(super) fn signature(line: &str, go: bool) -> Option<Vec<String>> {
     (!names.is_empty()).then_some(names)
 }
 
-/// `name=value` or `name = value` (a keyword or named argument), not `a == b`.
+/// `name=value` or `name = value` (a keyword or named argument), not `a == b` nor a
+/// lambda `e => e.status`.
 fn keyword(arg: &str) -> bool {
     let t = arg.trim_start();
     let name_len = t.find(|c: char| !ident(c)).unwrap_or(t.len());
@@ -102,6 +103,7 @@ fn keyword(arg: &str) -> bool {
         && !t.starts_with(|c: char| c.is_ascii_digit())
         && rest.starts_with('=')
         && !rest.starts_with("==")
+        && !rest.starts_with("=>")
 }
 
 fn call_re() -> &'static Regex {
@@ -167,6 +169,17 @@ pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lambda_argument_is_positional_not_a_named_one() {
+        assert!(keyword("retryable = false") && keyword("retryable=false"));
+        assert!(!keyword("a == b") && !keyword("e => e.status"));
+        let masked = format!("    {MASK}(e => e.status, false);");
+        assert_eq!(
+            named_calls(&masked, &[vec!["status".into(), "retryable".into()]]),
+            vec![format!("{MASK}(status=e => e.status, retryable=false)")]
+        );
+    }
 
     /// Modifiers and annotations are read past, and a parameter that happens to be called
     /// like a modifier keeps its name: in Python (`final`) and in Go (`mut`, before its type).
