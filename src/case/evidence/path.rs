@@ -243,3 +243,52 @@ pub(super) fn check_text(bytes: Vec<u8>, rel: &str) -> Result<String, EvidenceEr
     }
     Ok(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    /// A symlink loop does not resolve for a reason other than absence: it is reported as
+    /// the filesystem's own error on the link, never as a missing file.
+    #[test]
+    fn a_symlink_loop_is_the_filesystems_error_not_a_missing_file() {
+        let (_dir, root) = root();
+        std::os::unix::fs::symlink("b.py", root.join("a.py")).unwrap();
+        std::os::unix::fs::symlink("a.py", root.join("b.py")).unwrap();
+        match resolve_under(&root, "a.py") {
+            Err(EvidenceError::Io { action, path, .. }) => {
+                assert_eq!(action, "resolve symlink");
+                assert_eq!(path, root.join("a.py"));
+            }
+            other => panic!("a symlink loop resolved as {other:?}"),
+        }
+        // A dangling link inside the repository is the missing file it names.
+        std::os::unix::fs::symlink("gone.py", root.join("c.py")).unwrap();
+        assert!(matches!(
+            resolve_under(&root, "c.py"),
+            Err(EvidenceError::MissingFile { .. })
+        ));
+    }
+
+    /// A name the filesystem refuses to look up (longer than a name can be) is reported as
+    /// that refusal, since nothing says a file is missing; an absent one is missing.
+    #[test]
+    fn a_name_the_filesystem_cannot_look_up_is_its_error_not_a_missing_file() {
+        let (_dir, root) = root();
+        let long = format!("{}.py", "n".repeat(300));
+        match resolve_under(&root, &long) {
+            Err(EvidenceError::Io { action, .. }) => assert_eq!(action, "inspect"),
+            other => panic!("a 303-byte name resolved as {other:?}"),
+        }
+        assert!(matches!(
+            resolve_under(&root, "absent/file.py"),
+            Err(EvidenceError::MissingFile { .. })
+        ));
+    }
+}
