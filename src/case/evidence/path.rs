@@ -276,6 +276,35 @@ mod tests {
         ));
     }
 
+    /// A file gone between resolution and opening is the missing file, not an I/O error.
+    #[test]
+    fn a_file_removed_before_it_is_opened_is_missing() {
+        let (_dir, root) = root();
+        let abs = root.join("gone.py");
+        assert!(matches!(
+            read_checked(&root, &abs, "gone.py"),
+            Err(EvidenceError::MissingFile { path }) if path == "gone.py"
+        ));
+    }
+
+    /// The size limit admits a file of exactly the limit and refuses one byte more
+    /// (sparse files: nothing is written).
+    #[test]
+    fn a_file_of_exactly_the_size_limit_is_read_and_one_byte_more_is_refused() {
+        let (_dir, root) = root();
+        let abs = root.join("big.md");
+        let file = File::create(&abs).unwrap();
+        file.set_len(MAX_FILE_BYTES).unwrap();
+        let bytes = read_checked(&root, &abs, "big.md").expect("a file at the limit is read");
+        assert_eq!(bytes.len() as u64, MAX_FILE_BYTES);
+        drop(bytes);
+        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        assert!(matches!(
+            read_checked(&root, &abs, "big.md"),
+            Err(EvidenceError::FileTooLarge { size, .. }) if size == MAX_FILE_BYTES + 1
+        ));
+    }
+
     /// A name the filesystem refuses to look up (longer than a name can be) is reported as
     /// that refusal, since nothing says a file is missing; an absent one is missing.
     #[test]
