@@ -253,4 +253,31 @@ mod tests {
         assert_eq!(alias_on("        timeout=qqq or DEFAULT,"), None);
         assert_eq!(alias_on("qqq = other"), None);
     }
+
+    #[test]
+    fn a_twelve_digit_literal_is_a_value_but_a_longer_one_is_not() {
+        assert!(!is_conversion_constant("123456789012"));
+        assert!(!is_conversion_constant("123_456_789_012"));
+        assert!(is_conversion_constant("1234567890123"));
+        assert_eq!(
+            alias_on(r#""qqq": 123456789012"#),
+            Some("123456789012".into())
+        );
+    }
+
+    #[test]
+    fn an_underscore_led_name_is_an_alias_but_an_index_is_not() {
+        assert_eq!(alias_on("_ttl = qqq"), Some("_ttl".into()));
+        assert_eq!(alias_on("xs[2] = qqq"), None);
+    }
+
+    #[test]
+    fn a_numeric_alias_is_masked_as_a_whole_number_only() {
+        let spelling = Spelling::new("size", None);
+        let aliases = ["512".to_string()];
+        assert_eq!(
+            mask("limit(512) + 1.512 + 5120", &spelling, &aliases),
+            "limit(qqq) + 1.512 + 5120"
+        );
+    }
 }

@@ -79,4 +79,24 @@ mod tests {
         assert!(same(&stem("similar"), &stem("similarity")));
         assert!(!same(&stem("read"), &stem("ready")));
     }
+
+    #[test]
+    fn a_plural_stem_drops_only_the_final_s() {
+        assert_eq!(stem("invoices"), "invoice");
+        assert_eq!(stem("payments"), "payment");
+    }
+
+    #[test]
+    fn a_four_letter_ies_word_keeps_its_e() {
+        assert_eq!(stem("ties"), "tie");
+        assert_eq!(stem("lies"), "lie");
+        assert_eq!(stem("parties"), "party");
+    }
+
+    #[test]
+    fn a_six_letter_ing_word_is_not_cut() {
+        assert_eq!(stem("string"), "string");
+        assert!(same(&stem("strings"), &stem("string")));
+        assert_eq!(stem("loading"), "load");
+    }
 }
