@@ -377,12 +377,17 @@ mod tests {
     use crate::case::evidence::Verification;
 
     fn read_java(excerpt: &str, name: &str) -> Vec<(bool, EvidenceKind)> {
+        read_at("src/Settings.java", excerpt, name)
+    }
+
+    /// Each line of `excerpt`, read as implementation evidence at `path`: (in scope, kind).
+    fn read_at(path: &str, excerpt: &str, name: &str) -> Vec<(bool, EvidenceKind)> {
         let artifact = EvidenceArtifact {
             id: "ev-test".into(),
-            uri: "repo:src/Settings.java#L1-L9".into(),
+            uri: format!("repo:{path}#L1-L9"),
             kind: EvidenceKind::Implementation,
             revision: None,
-            path: Some("src/Settings.java".into()),
+            path: Some(path.into()),
             start_line: Some(1),
             end_line: None,
             source: None,
@@ -444,5 +449,67 @@ mod tests {
             prose_lines(&lines, true),
             [false, true, false, true, true, true]
         );
+    }
+
+    #[test]
+    fn a_python_docstring_documents_the_def_above_it_whichever_quotes_it_uses() {
+        for quotes in ["\"\"\"", "'''"] {
+            let texts = [
+                "def retry_delay(self):".to_string(),
+                format!("    {quotes}In milliseconds.{quotes}"),
+                "    return 5".to_string(),
+            ];
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let prose = prose_lines(&texts, true);
+            assert_eq!(prose, [false, true, false], "{quotes}");
+            assert_eq!(documented(&texts, &prose, false, true, (1, 1)), Some(0));
+            // So the docstring counts at full strength for the target its def names.
+            let got = read_at("pkg/retry.py", &texts.join("\n"), "retry_delay");
+            assert_eq!(got[1], (true, EvidenceKind::Implementation), "{quotes}");
+        }
+    }
+
+    #[test]
+    fn a_python_docstring_on_the_first_line_documents_nothing() {
+        let texts = ["\"\"\"Retry settings.\"\"\"", "retry_delay = 5"];
+        let prose = prose_lines(&texts, true);
+        assert_eq!(documented(&texts, &prose, false, true, (0, 0)), None);
+    }
+
+    #[test]
+    fn a_numbered_list_item_starts_a_new_prose_block_in_a_document() {
+        let texts = [
+            "Retries back off.",
+            "1. The delay is in milliseconds.",
+            "2) It doubles each time,",
+            "up to a limit.",
+        ];
+        let prose = [true; 4];
+        assert_eq!(prose_blocks(&texts, &prose, true), [(0, 0), (1, 1), (2, 3)]);
+        // In code, the same run of comment lines is one block.
+        assert_eq!(prose_blocks(&texts, &prose, false), [(0, 3)]);
+    }
+
+    #[test]
+    fn a_code_line_s_context_passes_over_less_indented_comments_and_blank_lines() {
+        let texts = [
+            "fn retry() {",
+            "    let a = 1;",
+            "",
+            "// The delay is in milliseconds.",
+            "    let delay = a;",
+            "}",
+        ];
+        let prose = prose_lines(&texts, false);
+        assert_eq!(prose, [false, false, false, true, false, false]);
+        assert_eq!(context(&texts, &prose, 4, false), [0]);
+        let texts = [
+            "fn retry() {",
+            "    let a = 1;",
+            "",
+            "    let delay = a;",
+            "}",
+        ];
+        assert_eq!(context(&texts, &[false; 5], 3, false), [0]);
     }
 }

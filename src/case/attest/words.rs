@@ -94,6 +94,13 @@ mod tests {
     }
 
     #[test]
+    fn a_four_letter_ed_word_is_not_cut() {
+        assert_eq!(stem("need"), "need");
+        assert_eq!(stem("shed"), "shed");
+        assert_eq!(stem("saved"), "sav");
+    }
+
+    #[test]
     fn a_six_letter_ing_word_is_not_cut() {
         assert_eq!(stem("string"), "string");
         assert!(same(&stem("strings"), &stem("string")));
