@@ -93,7 +93,7 @@ pub fn is_comment_only(excerpt: &str) -> bool {
                 in_block = false;
                 t = t[i + 2..].trim();
             } else {
-                any = any || !t.is_empty();
+                // Inside the block: `any` is already set by the line that opened it.
                 continue;
             }
         }
