@@ -218,14 +218,17 @@ mod tests {
         let mut u = Usage::default();
         u.observe_claude(r#"{"type":"system","subtype":"init","session_id":"s-1"}"#);
         u.observe_claude(
-            r#"{"type":"assistant","message":{"usage":{"input_tokens":10,"output_tokens":5}}}"#,
+            r#"{"type":"assistant","message":{"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":2,"cache_creation_input_tokens":3}}}"#,
         );
         assert_eq!(u.input_tokens, Some(10));
+        assert_eq!(u.cache_read_input_tokens, Some(2));
         assert!(!u.complete);
-        u.observe_claude(r#"{"type":"result","subtype":"success","total_cost_usd":0.0123,"num_turns":3,"duration_ms":900,"session_id":"s-1","usage":{"input_tokens":120,"output_tokens":40,"cache_read_input_tokens":7}}"#);
+        u.observe_claude(r#"{"type":"result","subtype":"success","total_cost_usd":0.0123,"num_turns":3,"duration_ms":900,"session_id":"s-1","usage":{"input_tokens":120,"output_tokens":40,"cache_read_input_tokens":7,"cache_creation_input_tokens":11}}"#);
+        // Every total is the result's, the cache counts too, not the running sums.
         assert_eq!(u.input_tokens, Some(120));
         assert_eq!(u.output_tokens, Some(40));
         assert_eq!(u.cache_read_input_tokens, Some(7));
+        assert_eq!(u.cache_creation_input_tokens, Some(11));
         assert_eq!(u.total_cost_usd, Some(0.0123));
         assert_eq!(u.num_turns, Some(3));
         assert_eq!(u.session_id.as_deref(), Some("s-1"));
