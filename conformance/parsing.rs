@@ -92,7 +92,7 @@ pub fn checks() -> Vec<Check> {
             run: confidence_bounds_accepted,
         },
         Check {
-            name: "parsing::a_claim_confidence_outside_0_1_is_refused_at_the_rail",
+            name: "parsing::a_claim_confidence_outside_0_1_is_refused_at_the_rail_and_0_and_1_are_taken",
             rules: &["R-PARSE-3"],
             run: claim_confidence,
         },
@@ -422,6 +422,13 @@ fn claim_confidence() -> Result<(), Failed> {
         !out(&run, "claims.json").exists(),
         "claims.json was written"
     );
+    // The bounds themselves are inside the range.
+    for c in [0.0, 1.0] {
+        let mut input = claim_input("field.unit", json!("s"), &[&a]);
+        input.confidence = c;
+        rails::add_claim(&run, input, None)
+            .map_err(|e| failed(format!("claim confidence {c} was rejected: {e}")))?;
+    }
     Ok(())
 }
 
