@@ -385,7 +385,6 @@ pub fn unit_proposal(value: &str, claims: &[&str]) -> serde_json::Value {
     })
 }
 
-/// Writes `output/proposal.json` of a run by hand (no rail).
 /// Writes `proto/payments.proto`, a schema-scope file stating `capture_timeout` in seconds,
 /// and returns its path and line count: one excerpt of it grounds the unit at strength 0.8,
 /// annotate-unit's bar exactly.
@@ -400,6 +399,7 @@ pub fn seconds_schema(w: &World) -> (&'static str, u32) {
     ("proto/payments.proto", 4)
 }
 
+/// Writes `output/proposal.json` of a run by hand (no rail).
 pub fn write_proposal(run: &Path, proposal: &serde_json::Value) {
     write_json(&out(run, "proposal.json"), proposal);
 }

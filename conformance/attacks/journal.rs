@@ -212,13 +212,7 @@ const LOCK_DELETED_AFTER_ONE: Attack = Attack {
 
 const LOCK_ANCHOR_EDITED: Attack = Attack {
     setup: research,
-    tamper: |run| {
-        let lock = std::fs::read_to_string(run.join(".lock")).unwrap();
-        let mut parts: Vec<&str> = lock.lines().collect();
-        let forged = format!("sha256:{}", "0".repeat(64));
-        parts[2] = &forged;
-        std::fs::write(run.join(".lock"), format!("{}\n", parts.join("\n"))).unwrap();
-    },
+    tamper: |run| rewrite_lock(run, |lock| lock[2] = forged_head()),
     rail: ADD,
     file: "journal.jsonl",
     field: None,
@@ -231,17 +225,30 @@ const LOCK_ANCHOR_EDITED: Attack = Attack {
 const LOCK_ANCHOR_ONE_BACK: Attack = Attack {
     setup: research,
     tamper: |run| {
-        let lock = std::fs::read_to_string(run.join(".lock")).unwrap();
-        let parts: Vec<&str> = lock.lines().collect();
-        let entries: u64 = parts[1].parse().unwrap();
-        let forged = format!("{}\n{}\nsha256:{}\n", parts[0], entries - 1, "0".repeat(64));
-        std::fs::write(run.join(".lock"), forged).unwrap();
+        rewrite_lock(run, |lock| {
+            let entries: u64 = lock[1].parse().unwrap();
+            lock[1] = (entries - 1).to_string();
+            lock[2] = forged_head();
+        });
     },
     rail: ADD,
     file: "journal.jsonl",
     field: None,
     mentions: &["lock"],
 };
+
+/// Rewrites the run's `.lock` (its lines: fence, anchored entries, anchored head) by `edit`.
+fn rewrite_lock(run: &Path, edit: impl FnOnce(&mut Vec<String>)) {
+    let lock = std::fs::read_to_string(run.join(".lock")).unwrap();
+    let mut lines: Vec<String> = lock.lines().map(str::to_string).collect();
+    edit(&mut lines);
+    std::fs::write(run.join(".lock"), format!("{}\n", lines.join("\n"))).unwrap();
+}
+
+/// A journal head no journal hashes to.
+fn forged_head() -> String {
+    format!("sha256:{}", "0".repeat(64))
+}
 
 /// The agent used key `k1` for one body; the journal is wiped; the same key with another
 /// body (and with the same body) must not run.

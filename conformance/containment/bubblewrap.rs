@@ -215,16 +215,28 @@ pub(super) fn bwrap_mount_inside_labels() -> Result<(), Failed> {
     for (what, edit) in plans {
         let mut plan = p.plan();
         edit(&mut plan, &inner);
-        match contained(Backend::Bubblewrap, &spec, &plan) {
-            Ok(_) => return Err(format!("a plan mounting {what} ran").into()),
-            Err(e) => ensure!(
-                msg(&e).contains("hidden_path_exposed") && msg(&e).contains("labels-private"),
-                "{what}: unexpected refusal: {}",
-                msg(&e)
-            ),
-        }
-        ensure!(!marker.exists(), "{what}: the agent ran before the refusal");
+        refused_as_exposing_labels(&spec, &plan, &format!("a plan mounting {what}"), &marker)?;
     }
+    Ok(())
+}
+
+/// `plan` is refused as exposing the labels directory before `spec` runs (it would touch
+/// `marker`).
+fn refused_as_exposing_labels(
+    spec: &ProcessSpec,
+    plan: &SandboxPlan,
+    what: &str,
+    marker: &Path,
+) -> Result<(), Failed> {
+    match contained(Backend::Bubblewrap, spec, plan) {
+        Ok(_) => return Err(format!("{what} ran").into()),
+        Err(e) => ensure!(
+            msg(&e).contains("hidden_path_exposed") && msg(&e).contains("labels-private"),
+            "{what}: unexpected refusal: {}",
+            msg(&e)
+        ),
+    }
+    ensure!(!marker.exists(), "{what}: the agent ran before the refusal");
     Ok(())
 }
 
@@ -260,17 +272,12 @@ pub(super) fn bwrap_every_hidden_path() -> Result<(), Failed> {
         let mut plan = p.plan();
         plan.hidden = hidden;
         plan.extra_ro.push(inner.clone());
-        match contained(Backend::Bubblewrap, &spec, &plan) {
-            Ok(_) => {
-                return Err(format!("{what}: a plan mounting a directory inside it ran").into());
-            }
-            Err(e) => ensure!(
-                msg(&e).contains("hidden_path_exposed") && msg(&e).contains("labels-private"),
-                "{what}: unexpected refusal: {}",
-                msg(&e)
-            ),
-        }
-        ensure!(!marker.exists(), "{what}: the agent ran before the refusal");
+        refused_as_exposing_labels(
+            &spec,
+            &plan,
+            &format!("{what}: a plan mounting a directory inside it"),
+            &marker,
+        )?;
     }
     Ok(())
 }

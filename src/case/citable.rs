@@ -74,10 +74,10 @@ fn load_manifest(run: &Run) -> Result<SourceManifest, CaseError> {
             field: e.path,
             reason: e.message,
         })?;
-    if manifest.digest() != *recorded {
+    let digest = manifest.digest();
+    if digest != *recorded {
         return Err(tampered(format!(
-            "hashes to {}, but case.json recorded {recorded}",
-            manifest.digest()
+            "hashes to {digest}, but case.json recorded {recorded}"
         )));
     }
     Ok(manifest)

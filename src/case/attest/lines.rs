@@ -374,34 +374,20 @@ fn context(texts: &[&str], prose: &[bool], i: usize, doc: bool) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::evidence::Verification;
 
     fn read_java(excerpt: &str, name: &str) -> Vec<(bool, EvidenceKind)> {
         read_at("src/Settings.java", excerpt, name)
     }
 
-    /// Each line of `excerpt`, read as implementation evidence at `path`: (in scope, kind).
+    /// Each line of `excerpt`, read as evidence at `path`: (in scope, kind).
     fn read_at(path: &str, excerpt: &str, name: &str) -> Vec<(bool, EvidenceKind)> {
-        let artifact = EvidenceArtifact {
-            id: "ev-test".into(),
-            uri: format!("repo:{path}#L1-L9"),
-            kind: EvidenceKind::Implementation,
-            revision: None,
-            path: Some(path.into()),
-            start_line: Some(1),
-            end_line: None,
-            source: None,
-            content_hash: String::new(),
-            excerpt: excerpt.into(),
-            acquired_at: String::new(),
-            verification: Verification::Verified {
-                verifier: "test".into(),
-            },
-        };
-        read(&artifact, &Spelling::new(name, None))
-            .iter()
-            .map(|l| (l.in_scope, l.kind))
-            .collect()
+        read(
+            &super::super::tests::artifact(path, 1, excerpt),
+            &Spelling::new(name, None),
+        )
+        .iter()
+        .map(|l| (l.in_scope, l.kind))
+        .collect()
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::*;
 use crate::case::evidence::Verification as EvVerification;
 use crate::skill::registry;
 
-fn artifact(path: &str, start: u32, excerpt: &str) -> EvidenceArtifact {
+pub(super) fn artifact(path: &str, start: u32, excerpt: &str) -> EvidenceArtifact {
     let kind = crate::case::evidence::classify(&registry().default_scopes, path)
         .unwrap_or(EvidenceKind::Implementation);
     let kind = if kind == EvidenceKind::Implementation
