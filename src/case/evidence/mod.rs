@@ -384,7 +384,8 @@ pub fn acquire(
         return Err(inadmissible(&rel, scope_kind, admissible));
     }
 
-    let text = check_text(source.read(&root, &abs, &rel)?, &rel)?;
+    let (bytes, file_hash) = source.read(&root, &abs, &rel)?;
+    let text = check_text(bytes, &rel)?;
     let lines = LineIndex::new(&text);
     let (start, end) = match (req.start_line, req.end_line) {
         (Some(start), Some(end)) => {
@@ -393,12 +394,13 @@ pub fn acquire(
         }
         _ => (1, lines.count_u32()),
     };
-    // The whole file is the excerpt as read, not a copy of it (16 MiB files are citable).
+    // The whole file is the excerpt as read, not a copy of it (16 MiB files are citable),
+    // and its hash, when the read took one, is the excerpt's.
     let part = lines.excerpt(start, end);
-    let excerpt = if part.len() == text.len() {
-        text
+    let (excerpt, known_hash) = if part.len() == text.len() {
+        (text, file_hash)
     } else {
-        part.to_string()
+        (part.to_string(), None)
     };
 
     let kind = if scope_kind == EvidenceKind::Implementation && is_comment_only(&excerpt) {
@@ -410,7 +412,7 @@ pub fn acquire(
         return Err(inadmissible(&rel, kind, admissible));
     }
 
-    let content_hash = bytes_hash(excerpt.as_bytes());
+    let content_hash = known_hash.unwrap_or_else(|| bytes_hash(excerpt.as_bytes()));
     let revision = source.revision();
     let id = local_id(kind, revision, &rel, start, end, &content_hash);
     Ok(EvidenceArtifact {
@@ -546,7 +548,7 @@ pub fn reverify(
     if rel != *path {
         return Err(changed(format!("resolved to another file, `{rel}`")));
     }
-    let bytes = source.read(&root, &abs, &rel)?;
+    let (bytes, file_hash) = source.read(&root, &abs, &rel)?;
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return Err(changed(format!("{} (no longer UTF-8)", bytes_hash(&bytes))));
     };
@@ -558,7 +560,10 @@ pub fn reverify(
         )));
     }
     let now = lines.excerpt(start, end);
-    let actual = bytes_hash(now.as_bytes());
+    let actual = match file_hash {
+        Some(hash) if now.len() == bytes.len() => hash,
+        _ => bytes_hash(now.as_bytes()),
+    };
     if actual != artifact.content_hash {
         return Err(changed(actual));
     }

@@ -185,7 +185,10 @@ pub(super) fn read_checked(root: &Path, abs: &Path, rel: &str) -> Result<Vec<u8>
         });
     }
     ensure_same_file(root, abs, rel, &meta)?;
-    let mut bytes = Vec::new();
+    // Sized from the metadata (at most the limit, checked above) and one byte more, so a
+    // file read whole takes one read into one allocation, not a doubling buffer's copies;
+    // the `take` still bounds a file that grew since.
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     file.by_ref()
         .take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)

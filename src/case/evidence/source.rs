@@ -81,32 +81,37 @@ impl Source {
         &self.revision
     }
 
-    /// The bytes of the resolved file `rel` (at `abs` under the canonical `root`).
+    /// The bytes of the resolved file `rel` (at `abs` under the canonical `root`), with
+    /// their hash when the read already had to compute it (a repository without a commit
+    /// checks every file against its manifest): a whole-file excerpt then costs one hash
+    /// pass, not two.
     pub(super) fn read(
         &self,
         root: &Path,
         abs: &Path,
         rel: &str,
-    ) -> Result<Vec<u8>, EvidenceError> {
+    ) -> Result<(Vec<u8>, Option<String>), EvidenceError> {
         if self.excluded.iter().any(|dir| abs.starts_with(dir)) {
             return Err(EvidenceError::InsideCasesDir { path: rel.into() });
         }
         match &self.reader {
             Reader::Committed(tree) => tree
                 .read(rel, super::MAX_FILE_BYTES)
+                .map(|bytes| (bytes, None))
                 .map_err(|e| committed_error(e, rel)),
             Reader::Digested(manifest) => {
                 let bytes = read_checked(root, abs, rel)?;
-                match manifest.files.get(rel) {
-                    None => Err(EvidenceError::NotAtOpen { path: rel.into() }),
-                    Some(h) if *h != crate::canon::bytes_hash(&bytes) => {
-                        Err(EvidenceError::ChangedSinceOpen { path: rel.into() })
-                    }
-                    Some(_) => Ok(bytes),
+                let Some(recorded) = manifest.files.get(rel) else {
+                    return Err(EvidenceError::NotAtOpen { path: rel.into() });
+                };
+                let hash = crate::canon::bytes_hash(&bytes);
+                if hash != *recorded {
+                    return Err(EvidenceError::ChangedSinceOpen { path: rel.into() });
                 }
+                Ok((bytes, Some(hash)))
             }
             #[cfg(test)]
-            Reader::Worktree => read_checked(root, abs, rel),
+            Reader::Worktree => read_checked(root, abs, rel).map(|bytes| (bytes, None)),
         }
     }
 }
