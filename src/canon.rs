@@ -26,11 +26,58 @@ pub fn canonicalize(value: &Value) -> Value {
     }
 }
 
-/// Canonical JSON text of any serialisable value.
-pub fn canonical_json<T: Serialize + ?Sized>(value: &T) -> String {
+/// A [`Value`] serialised with every object's keys in sorted order: the text of
+/// [`canonicalize`]'s result, without building that second tree (rebuilding every object
+/// map was most of the cost of a policy hash, which every rail takes).
+struct Sorted<'a>(&'a Value);
+
+impl Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                // A map's keys are distinct, so an unstable sort gives the one order.
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut out = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    out.serialize_entry(k, &Sorted(v))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => s.collect_seq(items.iter().map(Sorted)),
+            other => other.serialize(s),
+        }
+    }
+}
+
+/// The canonical JSON of `value` into `out`.
+fn write_canonical<T: Serialize + ?Sized, W: std::io::Write>(value: &T, out: W) {
     // Serialising our own types into a Value cannot fail: they have string keys only.
     let value = serde_json::to_value(value).unwrap_or(Value::Null);
-    serde_json::to_string(&canonicalize(&value)).unwrap_or_default()
+    // Writing into a String or a hasher cannot fail either.
+    let _ = serde_json::to_writer(out, &Sorted(&value));
+}
+
+/// Canonical JSON text of any serialisable value.
+pub fn canonical_json<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    write_canonical(value, &mut out);
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Feeds what is written to a sha256 state: hashing without keeping the text.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Lowercase hex sha256 of `bytes`.
@@ -50,7 +97,14 @@ fn hex(digest: &[u8]) -> String {
 
 /// sha256 of the canonical JSON of `value`, as `sha256:<hex>`.
 pub fn canonical_hash<T: Serialize + ?Sized>(value: &T) -> String {
-    format!("sha256:{}", sha256_hex(canonical_json(value).as_bytes()))
+    use std::io::Write;
+    let mut hasher = Sha256::new();
+    let mut buffered = std::io::BufWriter::with_capacity(8192, HashWriter(&mut hasher));
+    write_canonical(value, &mut buffered);
+    // Flushing into a hasher cannot fail.
+    let _ = buffered.flush();
+    drop(buffered);
+    streamed_hash(hasher)
 }
 
 /// sha256 of raw bytes, as `sha256:<hex>`.
@@ -79,6 +133,25 @@ mod tests {
         assert_eq!(
             canonical_json(&a),
             r#"{"a":{"x":null,"y":[1,{"p":2,"q":1}]},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn canonical_text_and_hash_are_those_of_the_canonicalized_value() {
+        let v = json!({"z": [{"b": "\u{e9}\n", "a": 1.5}, -3, null], "a": {"d": true, "c": {}},
+            "\u{1}": "x", "B": 18446744073709551615u64});
+        let expected = serde_json::to_string(&canonicalize(&v)).unwrap();
+        assert_eq!(canonical_json(&v), expected);
+        assert_eq!(
+            canonical_hash(&v),
+            format!("sha256:{}", sha256_hex(expected.as_bytes()))
+        );
+        // Longer than the hashing writer's buffer.
+        let big = json!({"k": "x".repeat(20_000), "a": [1, 2, 3]});
+        let expected = serde_json::to_string(&canonicalize(&big)).unwrap();
+        assert_eq!(
+            canonical_hash(&big),
+            format!("sha256:{}", sha256_hex(expected.as_bytes()))
         );
     }
 
