@@ -1,9 +1,11 @@
 //! The engine's rails and tools at the scales issue 13 names: one whole scripted case
-//! (open → close) through the library API, durable and relaxed; add-evidence of 1 KiB,
-//! 1 MiB and 16 MiB files; `source.find_text` over 100 and 2,000 files.
+//! (open → close) through the library API, durable and relaxed; each rail of that case on
+//! its own (`rail/…`, durable); add-evidence of 1 KiB, 1 MiB and 16 MiB files;
+//! `source.find_text` over 100 and 2,000 files.
 //!
-//! `cargo bench --bench rails` (add `-- --quick` for a short run). The side-by-side table
-//! against `--version`, `sha256sum` and `rg -F` is `benches/side_by_side.sh`.
+//! `cargo bench --bench rails` (add `-- --quick` for a short run, `-- rail/` for the rails
+//! alone). The side-by-side table against `--version`, `sha256sum` and `rg -F` is
+//! `benches/side_by_side.sh`.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -56,26 +58,74 @@ fn evidence(run: &RunHandle, path: &str, lines: Option<(u32, u32)>) -> String {
     run.add_evidence(&req, None).unwrap().id
 }
 
-/// One whole case: open, two excerpts, a claim, freeze, a proposal, validate, finalize,
-/// close.
-fn whole_case(root: &Path) {
-    let dir = open(&request(root)).unwrap().run_dir;
-    let run = RunHandle::open(&dir).unwrap();
-    let a = evidence(&run, "src/payments/service.py", Some((32, 39)));
-    let b = evidence(&run, "tests/test_capture.py", Some((6, 8)));
-    let claim = run
+/// A scripted case in progress: the run and the ids its later steps cite.
+struct Case {
+    root: PathBuf,
+    run: Option<RunHandle>,
+    evidence: Vec<String>,
+    claim: Option<String>,
+}
+
+impl Case {
+    fn new(root: &Path) -> Case {
+        Case {
+            root: root.to_path_buf(),
+            run: None,
+            evidence: vec![],
+            claim: None,
+        }
+    }
+
+    fn run(&self) -> &RunHandle {
+        self.run.as_ref().expect("the case is open")
+    }
+
+    /// Loads the run again from its directory, as a CLI rail does on every call.
+    fn reload(&mut self) {
+        let dir = self.run().dir().to_path_buf();
+        self.run = Some(RunHandle::open(&dir).unwrap());
+    }
+}
+
+fn step_open(c: &mut Case) {
+    let dir = open(&request(&c.root)).unwrap().run_dir;
+    c.run = Some(RunHandle::open(&dir).unwrap());
+}
+
+fn step_cite_service(c: &mut Case) {
+    let id = evidence(c.run(), "src/payments/service.py", Some((32, 39)));
+    c.evidence.push(id);
+}
+
+fn step_cite_test(c: &mut Case) {
+    let id = evidence(c.run(), "tests/test_capture.py", Some((6, 8)));
+    c.evidence.push(id);
+}
+
+fn step_claim(c: &mut Case) {
+    let claim = c
+        .run()
         .add_claim(
             ClaimInput {
                 predicate: "field.unit".into(),
                 value: json!("s"),
-                artifact_ids: vec![a, b],
+                artifact_ids: c.evidence.clone(),
                 confidence: 0.9,
             },
             None,
         )
         .unwrap()
         .id;
-    run.freeze_research(None).unwrap();
+    c.claim = Some(claim);
+}
+
+fn step_freeze(c: &mut Case) {
+    c.run().freeze_research(None).unwrap();
+}
+
+/// The agent's own work, not a rail: the proposal file validate reads.
+fn step_propose(c: &mut Case) {
+    let claim = c.claim.clone().expect("a claim was made");
     let proposal = json!({
         "format": "anvil-proposal", "formatVersion": 1, "skill": "annotate-unit",
         "skillVersion": 1, "deficiency": "unit_ambiguous_field", "target": TARGET,
@@ -83,13 +133,48 @@ fn whole_case(root: &Path) {
         "confidence": 0.9, "rationale": "timedelta(seconds=...) converts the wire value"
     });
     std::fs::write(
-        run.output("proposal.json"),
+        c.run().output("proposal.json"),
         serde_json::to_vec_pretty(&proposal).unwrap(),
     )
     .unwrap();
-    run.validate(None, false).unwrap();
-    run.finalize(None, None, None).unwrap();
-    black_box(run.close(&CloseRequest::default(), None).unwrap());
+}
+
+fn step_validate(c: &mut Case) {
+    c.run().validate(None, false).unwrap();
+}
+
+fn step_finalize(c: &mut Case) {
+    c.run().finalize(None, None, None).unwrap();
+}
+
+fn step_close(c: &mut Case) {
+    black_box(c.run().close(&CloseRequest::default(), None).unwrap());
+}
+
+/// One step of the scripted case.
+type Step = fn(&mut Case);
+
+/// The whole scripted case, in order: each step, and the rail it is when it is one (the
+/// second excerpt and the proposal file are done before a later rail, never timed alone).
+const STEPS: [(Option<&str>, Step); 9] = [
+    (Some("open"), step_open),
+    (Some("add_evidence"), step_cite_service),
+    (None, step_cite_test),
+    (Some("add_claim"), step_claim),
+    (Some("freeze_research"), step_freeze),
+    (None, step_propose),
+    (Some("validate"), step_validate),
+    (Some("finalize"), step_finalize),
+    (Some("close"), step_close),
+];
+
+/// One whole case: open, two excerpts, a claim, freeze, a proposal, validate, finalize,
+/// close.
+fn whole_case(root: &Path) {
+    let mut case = Case::new(root);
+    for (_, step) in STEPS {
+        step(&mut case);
+    }
 }
 
 fn bench_case(c: &mut Criterion) {
@@ -116,6 +201,39 @@ fn bench_case(c: &mut Criterion) {
             BatchSize::PerIteration,
         );
     });
+    g.finish();
+}
+
+/// Each rail of the whole case on its own, durable (what a CLI rail pays): the steps before
+/// it run in the untimed setup, and the timed routine loads the run from its directory (as
+/// every CLI call does) and calls the one rail. `open` is the case open and that first load.
+fn bench_rail(c: &mut Criterion) {
+    let mut g = c.benchmark_group("rail");
+    g.sample_size(20);
+    for (i, (name, step)) in STEPS.iter().enumerate() {
+        let Some(name) = name else { continue };
+        g.bench_function(*name, |b| {
+            b.iter_batched(
+                || {
+                    let w = world();
+                    let mut case = Case::new(w.path());
+                    for (_, before) in &STEPS[..i] {
+                        before(&mut case);
+                    }
+                    (w, case)
+                },
+                |(w, mut case)| {
+                    if case.run.is_some() {
+                        case.reload();
+                    }
+                    step(&mut case);
+                    // Returned, so removing the world is not timed.
+                    (w, case)
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
     g.finish();
 }
 
@@ -193,5 +311,11 @@ fn bench_find_text(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_case, bench_add_evidence, bench_find_text);
+criterion_group!(
+    benches,
+    bench_case,
+    bench_rail,
+    bench_add_evidence,
+    bench_find_text
+);
 criterion_main!(benches);
