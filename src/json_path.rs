@@ -74,7 +74,7 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, PathError> {
 }
 
 /// Whether `text` is not JSON or repeats a key in one of its objects: a walk that builds
-/// nothing but each object's key list. `false` means [`parse`] accepts the text.
+/// nothing but the set of keys of the object it is in. `false` means [`parse`] accepts the text.
 fn repeats_a_key(text: &str) -> bool {
     let mut de = serde_json::Deserializer::from_str(text);
     serde::de::DeserializeSeed::deserialize(Distinct, &mut de)
@@ -119,29 +119,14 @@ impl<'de> serde::de::Visitor<'de> for Distinct {
     fn visit_none<E>(self) -> Result<(), E> {
         Ok(())
     }
-    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        serde::de::DeserializeSeed::deserialize(self, d)
-    }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(Distinct)?.is_some() {}
         Ok(())
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        // Most objects have a handful of keys: a list until it grows, then a set, so a
-        // hostile object of many keys stays linear.
-        let mut few: Vec<std::borrow::Cow<'de, str>> = Vec::new();
-        let mut many: std::collections::HashSet<std::borrow::Cow<'de, str>> =
-            std::collections::HashSet::new();
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key_seed(KeyText)? {
-            let repeated = if many.is_empty() && few.len() < 16 {
-                let seen = few.contains(&key);
-                few.push(key);
-                seen
-            } else {
-                many.extend(few.drain(..));
-                !many.insert(key)
-            };
-            if repeated {
+            if !seen.insert(key) {
                 return Err(serde::de::Error::custom(DUPLICATE));
             }
             map.next_value_seed(Distinct)?;
