@@ -157,9 +157,6 @@ impl<'de> serde::de::Visitor<'de> for KeyText {
     fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
         Ok(std::borrow::Cow::Owned(v.to_string()))
     }
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(std::borrow::Cow::Owned(v))
-    }
 }
 
 /// Reads a versioned document from `file`: a regular file of at most the cap in force for
