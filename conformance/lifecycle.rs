@@ -142,6 +142,11 @@ pub fn checks() -> Vec<Check> {
             run: supported::supported_needs_the_strength_bar_where_unverified_support_is_allowed,
         },
         Check {
+            name: "lifecycle::supported_a_few_hundredths_under_the_strength_bar_is_refused",
+            rules: &["R-LC-6"],
+            run: supported::supported_just_under_the_bar_is_refused,
+        },
+        Check {
             name: "lifecycle::supported_needs_verified_support_for_a_unit",
             rules: &["R-LC-6"],
             run: || {

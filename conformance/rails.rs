@@ -546,6 +546,12 @@ fn journaled() -> Result<(), Failed> {
     let a =
         rails::add_evidence(&run, &req("src/payments/service.py", 32, 39), None).map_err(failed)?;
     expected.push(("add-evidence", None, "ok"));
+    // A rail refused by the lifecycle before its body runs is journaled like any refusal.
+    let early = rails::validate(&run, Some("early"), false)
+        .err()
+        .ok_or("validate ran on an open run")?;
+    ensure!(early.kind() == "illegal_transition", "setup: {early}");
+    expected.push(("validate", Some("early"), "rejected"));
     let _ = rails::add_evidence(&run, &req("../air.json", 1, 1), Some("bad-path"));
     expected.push(("add-evidence", Some("bad-path"), "rejected"));
     let t = rails::add_evidence(&run, &req("tests/test_capture.py", 6, 8), Some("t"))
@@ -613,8 +619,14 @@ fn journaled() -> Result<(), Failed> {
         }
     }
     ensure!(
-        j[2]["bodyHash"] == j[3]["bodyHash"] && j[2]["bodyHash"] != j[0]["bodyHash"],
+        j[3]["bodyHash"] == j[4]["bodyHash"] && j[3]["bodyHash"] != j[0]["bodyHash"],
         "body hashes do not follow the body"
+    );
+    ensure!(
+        j[1]["error"]["kind"] == "illegal_transition"
+            && j[1]["error"]["message"] == early.to_string().as_str(),
+        "the refused transition is journaled as {}",
+        j[1]
     );
     Ok(())
 }
