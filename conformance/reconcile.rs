@@ -29,6 +29,11 @@ pub fn checks() -> Vec<Check> {
             run: changed_source,
         },
         Check {
+            name: "reconcile::close_fails_when_a_cited_directory_becomes_a_link_to_an_identical_copy",
+            rules: &["R-REC-1", "R-EV-10"],
+            run: cited_directory_linked_to_a_copy,
+        },
+        Check {
             name: "reconcile::close_reruns_validation_and_rejects_a_forged_pass",
             rules: &["R-REC-1", "R-REC-3"],
             run: forged_pass,
@@ -180,6 +185,32 @@ fn changed_source() -> Result<(), Failed> {
             Ok(())
         }
     }
+}
+
+/// The cited file's directory, after the case opened, becomes a link to a copy that was
+/// there at open with the same bytes under a path of the same length: the excerpt still
+/// hashes the same, but it is another file, and close refuses it as a changed source.
+fn cited_directory_linked_to_a_copy() -> Result<(), Failed> {
+    let w = World::new();
+    let repo = w.repo();
+    crate::support::copy_tree(&repo.join("src/payments"), &repo.join("src/paymentz"));
+    let run = unit_run(&w)?;
+    std::fs::remove_dir_all(repo.join("src/payments")).unwrap();
+    std::os::unix::fs::symlink("paymentz", repo.join("src/payments")).unwrap();
+    let e = match close(&run, &CloseRequest::default(), None) {
+        Ok(_) => return Err("close accepted an excerpt now read through a link to a copy".into()),
+        Err(e) => e,
+    };
+    ensure!(
+        e.kind() == "source_changed" && e.to_string().contains("src/paymentz/service.py"),
+        "unexpected refusal {}: {e}",
+        e.kind()
+    );
+    ensure!(
+        !run.join("close.json").exists(),
+        "a refused close wrote close.json"
+    );
+    Ok(())
 }
 
 /// Rewrites lifecycle.json's validation record and critique.json to say `pass`.
