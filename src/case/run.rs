@@ -75,3 +75,54 @@ impl Run {
         self.dir.join(OUTPUT_DIR).join(name)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run opened on the bundled example; the temporary directory holds it.
+    fn opened() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        crate::demo::write_example(dir.path()).unwrap();
+        let req = crate::case::OpenRequest::new(
+            dir.path().join("air.json"),
+            dir.path().join("repo"),
+            "annotate-unit",
+            "op.create_payment.input.body.capture_timeout",
+            dir.path().join("cases"),
+            "test",
+        );
+        let run = crate::case::open(&req).unwrap().run_dir;
+        (dir, run)
+    }
+
+    #[test]
+    fn a_directory_without_case_json_is_not_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        match Run::load(dir.path()) {
+            Err(CaseError::NotARun { reason, .. }) => assert_eq!(reason, "it has no case.json"),
+            other => panic!("expected not_a_run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_case_json_of_another_format_or_version_is_refused() {
+        let (_dir, run) = opened();
+        assert!(Run::load(&run).is_ok());
+        let path = run.join(CASE_JSON);
+        let original: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        for (field, value) in [
+            ("formatVersion", serde_json::json!(CASE_FORMAT_VERSION + 1)),
+            ("format", serde_json::json!("anvil-case-other")),
+        ] {
+            let mut doc = original.clone();
+            doc[field] = value;
+            std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+            match Run::load(&run) {
+                Err(CaseError::Corrupt { field: f, .. }) => assert_eq!(f, "formatVersion"),
+                other => panic!("{field} changed: expected corrupt, got {other:?}"),
+            }
+        }
+    }
+}
