@@ -74,3 +74,40 @@ fn discover(repo_root: &Path, scopes: &[Scope]) -> Result<Vec<DeclaredSnapshot>,
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skill::EvidenceKind;
+
+    #[test]
+    fn named_snapshots_are_declared_once_each_with_their_hash() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join("db")).unwrap();
+        std::fs::write(repo.path().join("db/a.snapshot.json"), b"{\"rows\": []}").unwrap();
+        std::fs::write(repo.path().join("db/b.snapshot.json"), b"{\"rows\": [1]}").unwrap();
+        let scopes = [Scope {
+            glob: "db/*".into(),
+            kind: EvidenceKind::Doc,
+        }];
+        let named = [
+            "db/a.snapshot.json".to_string(),
+            "db/b.snapshot.json".to_string(),
+            "db/a.snapshot.json".to_string(),
+        ];
+        let declared = declare(repo.path(), &scopes, &named).unwrap();
+        assert_eq!(
+            declared,
+            [
+                DeclaredSnapshot {
+                    path: "db/a.snapshot.json".into(),
+                    sha256: crate::canon::bytes_hash(b"{\"rows\": []}"),
+                },
+                DeclaredSnapshot {
+                    path: "db/b.snapshot.json".into(),
+                    sha256: crate::canon::bytes_hash(b"{\"rows\": [1]}"),
+                },
+            ]
+        );
+    }
+}

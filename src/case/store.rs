@@ -61,9 +61,8 @@ pub fn read_doc<T: DeserializeOwned>(run_dir: &Path, rel: &str) -> Result<Option
 /// serialised.
 pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(), CaseError> {
     let path = run_dir.join(rel);
-    if let Some(parent) = path.parent()
-        && !parent.is_dir()
-    {
+    if let Some(parent) = path.parent() {
+        // Nothing to do when it exists (the usual case: open made output/).
         std::fs::create_dir_all(parent).map_err(CaseError::io("create", parent))?;
     }
     let mut text = serde_json::to_string_pretty(doc).map_err(|e| CaseError::Corrupt {
@@ -179,4 +178,29 @@ pub fn check_frozen(run_dir: &Path, lifecycle: &Lifecycle) -> Result<(), CaseErr
 pub fn ensure_output_dir(run_dir: &Path) -> Result<(), CaseError> {
     let dir = run_dir.join(OUTPUT_DIR);
     std::fs::create_dir_all(&dir).map_err(CaseError::io("create", dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_of_another_format_or_version_are_refused() {
+        let run = tempfile::tempdir().unwrap();
+        std::fs::create_dir(run.path().join("output")).unwrap();
+        let write = |format: &str, version: u32| {
+            let doc = serde_json::json!({"format": format, "formatVersion": version, "claims": []});
+            std::fs::write(run.path().join(CLAIMS_JSON), doc.to_string()).unwrap();
+        };
+        write(super::super::research::CLAIMS_FORMAT, 1);
+        assert!(claims(run.path()).is_ok());
+        for (format, version) in [("anvil-claims", 2), ("anvil-other", 1)] {
+            write(format, version);
+            let e = claims(run.path()).expect_err("another format or version was read");
+            assert!(
+                e.to_string().contains("expected anvil-claims v1"),
+                "{format} v{version}: {e}"
+            );
+        }
+    }
 }
