@@ -340,7 +340,6 @@ impl RunHandle {
     pub fn freeze_research(&self, key: Option<&str>) -> Result<ResearchRecord, CaseError> {
         with_rail(self.dir(), "freeze-research", key, &json!({}), |_| {
             let (run, mut lc) = self.prepare("freeze-research", &[State::Open])?;
-            store::ensure_output_dir(self.dir())?;
             let evidence = store::evidence(self.dir())?;
             let claims = store::claims(self.dir())?;
             verify_artifacts(run, &evidence)?;

@@ -11,7 +11,6 @@ use serde::de::DeserializeOwned;
 
 use super::error::CaseError;
 use super::evidence::EvidenceDoc;
-use super::layout::OUTPUT_DIR;
 use super::lifecycle::Lifecycle;
 use super::proposal::DocError;
 use super::research::ClaimsDoc;
@@ -167,17 +166,6 @@ pub fn check_frozen(run_dir: &Path, lifecycle: &Lifecycle) -> Result<(), CaseErr
         }
     }
     Ok(())
-}
-
-/// Makes sure `output/` exists (a hand-written run may have removed it).
-///
-/// # Errors
-///
-/// `CaseError::Io` when output/ cannot be created (for instance when a file of that name is
-/// in the way).
-pub fn ensure_output_dir(run_dir: &Path) -> Result<(), CaseError> {
-    let dir = run_dir.join(OUTPUT_DIR);
-    std::fs::create_dir_all(&dir).map_err(CaseError::io("create", dir))
 }
 
 #[cfg(test)]
