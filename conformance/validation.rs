@@ -131,6 +131,11 @@ pub fn checks() -> Vec<Check> {
             run: values::name_and_type_description,
         },
         Check {
+            name: "validation::an_operation_description_restating_only_the_name_and_the_route_fails",
+            rules: &["R-VAL-7"],
+            run: values::route_description,
+        },
+        Check {
             name: "validation::a_value_outside_the_vocabulary_is_refused",
             rules: &["R-VAL-7"],
             run: values::out_of_vocabulary_value,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::support::rails;
 use anvil_bench::case::proposal::DocErrorKind;
-use anvil_bench::case::validate::Verdict;
+use anvil_bench::case::validate::{ValidationRecord, Verdict};
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
@@ -110,6 +110,47 @@ pub(super) fn name_and_type_description() -> Result<(), Failed> {
         fails_on(&record, "description_not_tautological")
             .map_err(|e| failed(format!("{t:?}: {}", msg(&e))))?;
     }
+    Ok(())
+}
+
+/// An operation's route is among the words its description must go beyond: for
+/// `GET /payments/{payment_id}`, "get payment by payment id" names the operation and its
+/// route and says nothing new (its last word is in the route, not the name). A description
+/// that says more, on the same research, passes the check.
+pub(super) fn route_description() -> Result<(), Failed> {
+    let outcome = |text: &str| -> Result<ValidationRecord, Failed> {
+        let w = World::new();
+        let run = anvil_bench::case::open(&w.request("describe-operation", "op.get_payment"))
+            .map_err(failed)?
+            .run_dir;
+        let d = ev(&run, "docs/payments.md", 6, 6)?;
+        let c = claim(&run, "operation.description", json!(text), &[&d])?;
+        freeze(&run)?;
+        write_proposal(
+            &run,
+            &json!({
+                "format": "anvil-proposal", "formatVersion": 1,
+                "skill": "describe-operation", "skillVersion": 1,
+                "deficiency": "missing_operation_description",
+                "target": "op.get_payment",
+                "patch": {"target": "op.get_payment", "set": {"description": text}},
+                "grounding": {"description": [c]},
+                "confidence": 0.8, "rationale": "the docs say what it returns"
+            }),
+        );
+        validated(&run)
+    };
+    for t in ["Get payment by payment id.", "GET /payments/{payment_id}"] {
+        fails_on(&outcome(t)?, "description_not_tautological")
+            .map_err(|e| failed(format!("{t:?}: {}", msg(&e))))?;
+    }
+    let good = "Returns the payment that POST /payments created, by its identifier.";
+    let record = outcome(good)?;
+    ensure!(
+        check(&record.checks, "description_not_tautological")?.passed,
+        "a description that says more was called tautological: {:?}",
+        record.checks
+    );
     Ok(())
 }
 
