@@ -2,6 +2,7 @@
 
 use crate::support::rails::verify;
 use anvil_bench::case::views::{WORKING_DISCIPLINE, render_views};
+use anvil_bench::skill::{Attestation, ValueConstraint};
 use libtest_mimic::Failed;
 
 use crate::support::{UNIT_TARGET, World, stdout};
@@ -290,6 +291,7 @@ fn brief_sections_follow_case_json() -> Result<(), Failed> {
         .as_mut()
         .ok_or("test setup: the unit target has no operation")?;
     op.field_names = vec!["input.body.field_only_case_json_names".into()];
+    op.error_codes = vec!["ERROR_ONLY_CASE_JSON_NAMES".into()];
     doc.policy
         .prohibitions
         .push("A PROHIBITION ONLY CASE.JSON HOLDS".into());
@@ -306,6 +308,10 @@ fn brief_sections_follow_case_json() -> Result<(), Failed> {
         target.contains("- Fields of the operation: `input.body.field_only_case_json_names`"),
         "the Target section does not list the operation's fields: {target}"
     );
+    ensure!(
+        target.contains("- Errors of the operation: `ERROR_ONLY_CASE_JSON_NAMES`"),
+        "the Target section does not list the operation's errors: {target}"
+    );
     let cite = section("Cite the lines that state the value")
         .ok_or("CASE.md has no section on citing the lines that state the value")?;
     for predicate in &predicates {
@@ -314,6 +320,33 @@ fn brief_sections_follow_case_json() -> Result<(), Failed> {
             "the attestation section does not state the rule for `{predicate}`: {cite}"
         );
     }
+    // The values the unit rules state: each once, in the vocabulary's order.
+    let contract = &run.doc.policy.contract;
+    let Some(Attestation::Patterns { rules }) = contract.attestation.get("field.unit") else {
+        return Err("test setup: no pattern rules for field.unit".into());
+    };
+    let Some(ValueConstraint::Vocabulary { values: vocabulary }) =
+        contract.value_constraints.get("unit")
+    else {
+        return Err("test setup: the unit has no vocabulary".into());
+    };
+    let stated: Vec<&str> = rules
+        .iter()
+        .flat_map(|r| r.values.iter().filter_map(serde_json::Value::as_str))
+        .collect();
+    ensure!(
+        stated.len() > vocabulary.len() && stated.iter().all(|v| vocabulary.iter().any(|x| x == v)),
+        "test setup: the rules do not repeat values of the vocabulary"
+    );
+    let expected: Vec<String> = vocabulary
+        .iter()
+        .filter(|x| stated.contains(&x.as_str()))
+        .map(|x| format!("\"{x}\""))
+        .collect();
+    ensure!(
+        cite.contains(&format!("state {}.", expected.join(", "))),
+        "the unit rule does not list its values once each in vocabulary order: {cite}"
+    );
     let may_not = section("You may not").ok_or("CASE.md has no prohibitions section")?;
     ensure!(
         may_not.contains("- A PROHIBITION ONLY CASE.JSON HOLDS"),
@@ -327,11 +360,14 @@ fn brief_sections_follow_case_json() -> Result<(), Failed> {
     run.doc.tool_limits.clear();
     if let Some(op) = run.doc.target.operation.as_mut() {
         op.field_names.clear();
+        op.error_codes.clear();
     }
     let (bare, _) = render_views(&run.doc, &run.case_hash);
     ensure!(
-        !bare.contains("Fields of the operation") && !bare.contains("tool limits for this case"),
-        "an empty field list or limit set still renders its line"
+        !bare.contains("Fields of the operation")
+            && !bare.contains("Errors of the operation")
+            && !bare.contains("tool limits for this case"),
+        "an empty field list, error list or limit set still renders its line"
     );
     Ok(())
 }
