@@ -8,27 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Returns `value` with every object's keys sorted, recursively.
-pub fn canonicalize(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), canonicalize(v)))
-                    .collect(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonicalize).collect()),
-        other => other.clone(),
-    }
-}
-
-/// A [`Value`] serialised with every object's keys in sorted order: the text of
-/// [`canonicalize`]'s result, without building that second tree (rebuilding every object
-/// map was most of the cost of a policy hash, which every rail takes).
+/// A [`Value`] serialised with every object's keys in sorted order, without building a
+/// second, sorted tree (rebuilding every object map was most of the cost of a policy hash,
+/// which every rail takes).
 struct Sorted<'a>(&'a Value);
 
 impl Serialize for Sorted<'_> {
@@ -51,20 +33,15 @@ impl Serialize for Sorted<'_> {
     }
 }
 
-/// The canonical JSON of `value` into `out`.
-fn write_canonical<T: Serialize + ?Sized, W: std::io::Write>(value: &T, out: W) {
+/// `value` as a [`Value`], for [`Sorted`].
+fn to_value<T: Serialize + ?Sized>(value: &T) -> Value {
     // Serialising our own types into a Value cannot fail: they have string keys only.
-    let value = serde_json::to_value(value).unwrap_or(Value::Null);
-    // Writing into a String or a hasher cannot fail either.
-    let _ = serde_json::to_writer(out, &Sorted(&value));
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// Canonical JSON text of any serialisable value.
 pub fn canonical_json<T: Serialize + ?Sized>(value: &T) -> String {
-    let mut out = Vec::new();
-    write_canonical(value, &mut out);
-    // serde_json writes UTF-8 only.
-    String::from_utf8(out).unwrap_or_default()
+    serde_json::to_string(&Sorted(&to_value(value))).unwrap_or_default()
 }
 
 /// Feeds what is written to a sha256 state: hashing without keeping the text.
@@ -100,8 +77,8 @@ pub fn canonical_hash<T: Serialize + ?Sized>(value: &T) -> String {
     use std::io::Write;
     let mut hasher = Sha256::new();
     let mut buffered = std::io::BufWriter::with_capacity(8192, HashWriter(&mut hasher));
-    write_canonical(value, &mut buffered);
-    // Flushing into a hasher cannot fail.
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut buffered, &Sorted(&to_value(value)));
     let _ = buffered.flush();
     drop(buffered);
     streamed_hash(hasher)
@@ -122,6 +99,24 @@ pub(crate) fn streamed_hash(hasher: Sha256) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The reference: `value` with every object's keys sorted, recursively, as a new tree.
+    fn canonicalize(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), canonicalize(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(canonicalize).collect()),
+            other => other.clone(),
+        }
+    }
 
     #[test]
     fn key_order_does_not_change_the_canonical_form() {

@@ -116,9 +116,6 @@ impl<'de> serde::de::Visitor<'de> for Distinct {
     fn visit_unit<E>(self) -> Result<(), E> {
         Ok(())
     }
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
-    }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element_seed(Distinct)?.is_some() {}
         Ok(())
