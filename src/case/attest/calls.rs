@@ -272,6 +272,59 @@ mod tests {
         );
     }
 
+    /// Without a keyword, a declaration needs all three marks of a constructor: a
+    /// capitalised name, a body opening on the line, and every parameter typed.
+    #[test]
+    fn without_a_keyword_only_a_capitalised_typed_declaration_opening_a_body_declares() {
+        // A lowercase name: a call or a method, not a constructor.
+        assert_eq!(
+            signature("    handle(int code, boolean retry) {", false),
+            None
+        );
+        // Untyped parameters: a call followed by a block.
+        assert_eq!(signature("    Point(x, y) {", false), None);
+        // No body on the line: a typed call, or a declaration without a body.
+        assert_eq!(
+            signature("    report(int code, boolean retry);", false),
+            None
+        );
+    }
+
+    /// A variadic parameter takes any number of arguments, so positions past it have no
+    /// one name: such a declaration names nothing.
+    #[test]
+    fn a_declaration_with_a_variadic_parameter_names_nothing() {
+        assert_eq!(
+            signature("    def __init__(self, code, *args):", false),
+            None
+        );
+        assert_eq!(signature("    def wrap(**kwargs):", false), None);
+        assert_eq!(
+            signature("    Err(int code, String... parts) {", false),
+            None
+        );
+        assert_eq!(signature("function fail(code, ...rest) {", false), None);
+    }
+
+    /// The receiver is passed by the call's own syntax, never as an argument: `self`,
+    /// a classmethod's `cls` and a TypeScript `this` parameter are not positions.
+    #[test]
+    fn every_kind_of_receiver_parameter_is_left_out_of_the_positions() {
+        let two = Some(vec!["code".to_string(), "retryable".to_string()]);
+        assert_eq!(
+            signature("    def make(self, code, retryable):", false),
+            two
+        );
+        assert_eq!(signature("    def make(cls, code, retryable):", false), two);
+        assert_eq!(
+            signature(
+                "function make(this: Err, code: number, retryable: boolean) {",
+                false
+            ),
+            two
+        );
+    }
+
     #[test]
     fn a_capitalised_call_without_a_body_opening_on_the_line_declares_nothing() {
         assert_eq!(signature("        return Point(x, y);", false), None);
