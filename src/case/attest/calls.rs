@@ -174,6 +174,8 @@ mod tests {
     fn a_lambda_argument_is_positional_not_a_named_one() {
         assert!(keyword("retryable = false") && keyword("retryable=false"));
         assert!(!keyword("a == b") && !keyword("e => e.status"));
+        // A name is needed before the `=`, and a name does not start with a digit.
+        assert!(!keyword("= false") && !keyword(" =x") && !keyword("1 = x"));
         let masked = format!("    {MASK}(e => e.status, false);");
         assert_eq!(
             named_calls(&masked, &[vec!["status".into(), "retryable".into()]]),
@@ -323,6 +325,15 @@ mod tests {
             ),
             two
         );
+    }
+
+    /// A parameter whose name is empty or not an identifier means the line was not read
+    /// as a declaration after all: nothing is named rather than a wrong position.
+    #[test]
+    fn a_parameter_without_an_identifier_name_leaves_the_declaration_unread() {
+        assert_eq!(signature("    def make(code, retry-able):", false), None);
+        assert_eq!(signature("function make(: number, code) {", false), None);
+        assert_eq!(signature("    fn make(&, code: u16) {", false), None);
     }
 
     #[test]
