@@ -70,7 +70,8 @@ fn prose_lines(lines: &[&str], python: bool) -> Vec<bool> {
         }
         if python && (t.starts_with("\"\"\"") || t.starts_with("'''")) {
             let delim = &t[..3];
-            if t.len() < 6 || !t[3..].contains(delim) {
+            // Closed on the same line (`"""Doc."""`, `""""""`) or left open.
+            if !t[3..].contains(delim) {
                 doc = Some(delim);
             }
             out.push(true);
@@ -435,6 +436,9 @@ mod tests {
             prose_lines(&lines, true),
             [false, true, false, true, true, true]
         );
+        // An empty docstring is opened and closed on its line.
+        let lines = ["def retry(delay):", "    \"\"\"\"\"\"", "    return delay"];
+        assert_eq!(prose_lines(&lines, true), [false, true, false]);
     }
 
     #[test]
