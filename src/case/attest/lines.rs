@@ -163,7 +163,6 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
     let masked = masked_lines(&texts, &prose, source, spelling, &aliases, go);
     let names = |i: usize| masked[i].contains(MASK);
 
-    let blank = |i: usize| texts[i].trim().is_empty();
     let blocks = prose_blocks(&texts, &prose, doc);
 
     let mut in_scope: Vec<bool> = (0..texts.len()).map(|i| !prose[i] && names(i)).collect();
@@ -180,7 +179,8 @@ pub fn read<'a>(artifact: &'a EvidenceArtifact, spelling: &Spelling) -> Vec<Line
     // Annotations directly above a code line naming the target belong to it.
     for i in (0..texts.len()).filter(|&i| !prose[i] && names(i)) {
         let mut j = i;
-        while j > 0 && !blank(j - 1) && is_annotation(texts[j - 1].trim_start()) {
+        // A blank line is never an annotation, so the walk stops at one.
+        while j > 0 && is_annotation(texts[j - 1].trim_start()) {
             j -= 1;
             in_scope[j] = true;
         }
@@ -263,7 +263,7 @@ fn documented(
         return (s > 0 && !prose[s - 1] && texts[s - 1].trim_end().ends_with(':')).then(|| s - 1);
     }
     let mut j = e + 1;
-    while j < texts.len() && !blank(j) && is_annotation(texts[j].trim_start()) {
+    while j < texts.len() && is_annotation(texts[j].trim_start()) {
         j += 1;
     }
     (j < texts.len() && !blank(j) && !prose[j]).then_some(j)
@@ -464,6 +464,41 @@ mod tests {
         let texts = ["\"\"\"Retry settings.\"\"\"", "retry_delay = 5"];
         let prose = prose_lines(&texts, true);
         assert_eq!(documented(&texts, &prose, false, true, (0, 0)), None);
+    }
+
+    /// In a document every non-blank line is prose, so a sentence that names the target
+    /// on one line puts its continuation in scope too.
+    #[test]
+    fn a_document_sentence_naming_the_target_is_in_scope_on_every_line() {
+        let got = read_at(
+            "docs/retry.md",
+            "The retry_delay setting\nis in milliseconds.\n\nUnrelated.\n",
+            "retry_delay",
+        );
+        let in_scope: Vec<bool> = got.iter().map(|l| l.0).collect();
+        assert_eq!(in_scope, [true, true, false, false]);
+    }
+
+    /// A table column with an empty header reads as its bare cell; a named one as
+    /// `header: cell`.
+    #[test]
+    fn a_table_cell_under_an_empty_header_is_read_without_a_name() {
+        let lines = ["| | unit |", "|---|---|", "| retry_delay | ms |"];
+        assert_eq!(
+            table_text(&lines),
+            [None, None, Some("retry_delay; unit: ms".to_string())]
+        );
+    }
+
+    /// Annotations directly above a declaration belong to it; a blank line ends them.
+    #[test]
+    fn an_annotation_above_a_blank_line_does_not_belong_to_the_declaration() {
+        let got = read_java(
+            "    @Deprecated\n\n    @Nullable\n    private Integer retryDelay;\n",
+            "retry_delay",
+        );
+        let in_scope: Vec<bool> = got.iter().map(|l| l.0).collect();
+        assert_eq!(in_scope, [false, false, true, true]);
     }
 
     #[test]
