@@ -87,6 +87,13 @@ mod tests {
     }
 
     #[test]
+    fn a_three_letter_word_keeps_its_final_s() {
+        assert_eq!(stem("has"), "has");
+        assert_eq!(stem("ids"), "ids");
+        assert_eq!(stem("fees"), "fee");
+    }
+
+    #[test]
     fn a_four_letter_ies_word_keeps_its_e() {
         assert_eq!(stem("ties"), "tie");
         assert_eq!(stem("lies"), "lie");

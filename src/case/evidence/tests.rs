@@ -208,6 +208,9 @@ fn comment_detection_follows_line_prefixes() {
         "-- sql comment\n",
         "/* a */ // b\n",
         "*\n",
+        // A block's closing `**/`, and Lua's `--[[` block.
+        "// a\n**/\n",
+        "--[[ lua block ]]\n",
     ] {
         assert!(is_comment_only(text), "{text:?} should be a comment");
     }
@@ -223,6 +226,9 @@ fn comment_detection_follows_line_prefixes() {
         "*ptr = 0;\n",
         "--i;\n",
         "// doc\nlet x = 1;\n",
+        // Code after the line that closes a block is code.
+        "/* a\n*/ int x = 1;\n",
+        "/* a\nabc */ x\n",
         "/* a */ int x;\n",
         "/* a\n*/ int x;\n",
     ] {
