@@ -226,6 +226,20 @@ mod tests {
         assert_eq!(masked("idle_timeout", "IDLE_TIMEOUT_MS"), "qqq_MS");
     }
 
+    /// Inside an identifier a compound name starts at a camel boundary: a lowercase letter
+    /// or a digit, then an uppercase one; never in the middle of a run of one case.
+    #[test]
+    fn a_compound_name_starts_inside_an_identifier_only_at_a_camel_boundary() {
+        assert_eq!(
+            masked("idle_timeout", "maxIdleTimeout v2IdleTimeout"),
+            "maxqqq v2qqq"
+        );
+        assert_eq!(
+            masked("idle_timeout", "maxidletimeout MAXIdleTimeout"),
+            "maxidletimeout MAXIdleTimeout"
+        );
+    }
+
     #[test]
     fn a_one_word_name_must_start_an_identifier() {
         assert_eq!(
