@@ -501,6 +501,77 @@ mod tests {
         assert_eq!(in_scope, [false, false, true, true]);
     }
 
+    /// A markdown heading that names the target puts its section in scope, subsections
+    /// included, up to the next heading of its level; blank lines stay out.
+    #[test]
+    fn a_heading_naming_the_target_puts_its_section_in_scope() {
+        let got = read_at(
+            "docs/retry.md",
+            "# retry_delay\nIn milliseconds.\n\n## Details\nDoubles.\n# Next\nOther.\n",
+            "retry_delay",
+        );
+        let in_scope: Vec<bool> = got.iter().map(|l| l.0).collect();
+        assert_eq!(in_scope, [true, true, false, false, true, false, false]);
+    }
+
+    /// A comment line's calls are not read by name: only code lines get `⟦…⟧`.
+    #[test]
+    fn a_call_in_a_comment_is_not_read_by_the_declared_names() {
+        let ex = "    BillingError(HttpStatus status, boolean retryable) {\n    // retry_delay(409, false)\n    retry_delay(409, false);\n";
+        let artifact = super::super::tests::artifact("src/Billing.java", 1, ex);
+        let lines = read(&artifact, &Spelling::new("retry_delay", None));
+        assert!(!lines[1].masked.contains('⟦'), "{}", lines[1].masked);
+        assert!(lines[2].masked.contains('⟦'), "{}", lines[2].masked);
+    }
+
+    /// A docstring documents the `def` above it even when a comment follows it.
+    #[test]
+    fn a_docstring_followed_by_a_comment_still_documents_the_def_above() {
+        let texts = [
+            "def retry_delay(self):",
+            "    \"\"\"In milliseconds.\"\"\"",
+            "    # the default",
+            "    return 5",
+        ];
+        let prose = prose_lines(&texts, true);
+        assert_eq!(prose, [false, true, true, false]);
+        assert_eq!(documented(&texts, &prose, false, true, (1, 2)), Some(0));
+    }
+
+    /// In a document, bulleted items of every marker start their own block, and a
+    /// sentence break after a word does not.
+    #[test]
+    fn each_bullet_marker_starts_a_block_and_a_sentence_break_does_not() {
+        let texts = [
+            "Retries back off.",
+            "* in seconds",
+            "+ doubling",
+            "Wait. Then retry.",
+        ];
+        assert_eq!(
+            prose_blocks(&texts, &[true; 4], true),
+            [(0, 0), (1, 1), (2, 3)]
+        );
+    }
+
+    /// In a document, a line's context is the nearest heading above it.
+    #[test]
+    fn a_document_line_s_context_is_the_nearest_heading_above() {
+        let texts = ["# Retries", "Intro.", "## Delay", "In seconds."];
+        assert_eq!(context(&texts, &[true; 4], 3, true), [2]);
+        assert_eq!(context(&texts, &[true; 4], 1, true), [0]);
+    }
+
+    /// A code line's context holds at most six enclosing lines.
+    #[test]
+    fn a_code_line_s_context_is_capped_at_six_enclosing_lines() {
+        let texts: Vec<String> = (0..9)
+            .map(|d| format!("{}x{d} {{", " ".repeat(d)))
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        assert_eq!(context(&texts, &[false; 9], 8, false), [7, 6, 5, 4, 3, 2]);
+    }
+
     #[test]
     fn a_numbered_list_item_starts_a_new_prose_block_in_a_document() {
         let texts = [
