@@ -279,6 +279,56 @@ mod tests {
         ));
     }
 
+    /// A link out of the repository is refused naming the link by its repository path.
+    #[test]
+    fn a_symlink_escape_names_the_link_relative_to_the_repository() {
+        let (_dir, root) = root();
+        let (_out, outside) = self::root();
+        fs::write(outside.join("secret.py"), "x = 1\n").unwrap();
+        fs::create_dir(root.join("src")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("src/vendor")).unwrap();
+        match resolve_under(&root, "src/vendor/secret.py") {
+            Err(EvidenceError::SymlinkEscape { link, target, .. }) => {
+                assert_eq!(link, "src/vendor");
+                assert_eq!(target, outside);
+            }
+            other => panic!("an escaping link resolved as {other:?}"),
+        }
+    }
+
+    /// A path opened by read_checked must already be canonical: a link, even to a file
+    /// inside the repository, means the path changed after it was resolved.
+    #[test]
+    fn a_path_that_is_no_longer_canonical_when_opened_is_a_concurrent_change() {
+        let (_dir, root) = root();
+        fs::write(root.join("real.py"), "x = 1\n").unwrap();
+        std::os::unix::fs::symlink("real.py", root.join("link.py")).unwrap();
+        assert!(matches!(
+            read_checked(&root, &root.join("link.py"), "link.py"),
+            Err(EvidenceError::ConcurrentChange { path }) if path == "link.py"
+        ));
+        assert_eq!(
+            read_checked(&root, &root.join("real.py"), "real.py").unwrap(),
+            b"x = 1\n"
+        );
+    }
+
+    /// The file at the path must be the one opened: another file's identity, even on the
+    /// same device, is a concurrent change.
+    #[test]
+    fn a_different_file_at_the_opened_path_is_a_concurrent_change() {
+        let (_dir, root) = root();
+        fs::write(root.join("a.py"), "a\n").unwrap();
+        fs::write(root.join("b.py"), "b\n").unwrap();
+        let other = fs::metadata(root.join("b.py")).unwrap();
+        assert!(matches!(
+            ensure_same_file(&root, &root.join("a.py"), "a.py", &other),
+            Err(EvidenceError::ConcurrentChange { .. })
+        ));
+        let same = fs::metadata(root.join("a.py")).unwrap();
+        assert!(ensure_same_file(&root, &root.join("a.py"), "a.py", &same).is_ok());
+    }
+
     /// A file gone between resolution and opening is the missing file, not an I/O error.
     #[test]
     fn a_file_removed_before_it_is_opened_is_missing() {
