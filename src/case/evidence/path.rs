@@ -329,6 +329,19 @@ mod tests {
         assert!(ensure_same_file(&root, &root.join("a.py"), "a.py", &same).is_ok());
     }
 
+    /// An open that fails for a reason other than absence (here a symlink loop put in
+    /// place after resolution) is that error, never a missing file.
+    #[test]
+    fn an_open_failing_for_another_reason_is_that_error_not_a_missing_file() {
+        let (_dir, root) = root();
+        std::os::unix::fs::symlink("b.py", root.join("a.py")).unwrap();
+        std::os::unix::fs::symlink("a.py", root.join("b.py")).unwrap();
+        match read_checked(&root, &root.join("a.py"), "a.py") {
+            Err(EvidenceError::Io { action, .. }) => assert_eq!(action, "open"),
+            other => panic!("a looping path opened as {other:?}"),
+        }
+    }
+
     /// A file gone between resolution and opening is the missing file, not an I/O error.
     #[test]
     fn a_file_removed_before_it_is_opened_is_missing() {
