@@ -391,6 +391,11 @@ mod tests {
         .collect()
     }
 
+    /// Which lines of `excerpt`, read as evidence at `path`, are in scope.
+    fn in_scope_at(path: &str, excerpt: &str, name: &str) -> Vec<bool> {
+        read_at(path, excerpt, name).iter().map(|l| l.0).collect()
+    }
+
     #[test]
     fn an_annotation_above_a_declaration_of_the_target_belongs_to_it() {
         let got = read_java(
@@ -470,12 +475,11 @@ mod tests {
     /// on one line puts its continuation in scope too.
     #[test]
     fn a_document_sentence_naming_the_target_is_in_scope_on_every_line() {
-        let got = read_at(
+        let in_scope = in_scope_at(
             "docs/retry.md",
             "The retry_delay setting\nis in milliseconds.\n\nUnrelated.\n",
             "retry_delay",
         );
-        let in_scope: Vec<bool> = got.iter().map(|l| l.0).collect();
         assert_eq!(in_scope, [true, true, false, false]);
     }
 
@@ -493,11 +497,11 @@ mod tests {
     /// Annotations directly above a declaration belong to it; a blank line ends them.
     #[test]
     fn an_annotation_above_a_blank_line_does_not_belong_to_the_declaration() {
-        let got = read_java(
+        let in_scope = in_scope_at(
+            "src/Settings.java",
             "    @Deprecated\n\n    @Nullable\n    private Integer retryDelay;\n",
             "retry_delay",
         );
-        let in_scope: Vec<bool> = got.iter().map(|l| l.0).collect();
         assert_eq!(in_scope, [false, false, true, true]);
     }
 
@@ -505,12 +509,11 @@ mod tests {
     /// included, up to the next heading of its level; blank lines stay out.
     #[test]
     fn a_heading_naming_the_target_puts_its_section_in_scope() {
-        let got = read_at(
+        let in_scope = in_scope_at(
             "docs/retry.md",
             "# retry_delay\nIn milliseconds.\n\n## Details\nDoubles.\n# Next\nOther.\n",
             "retry_delay",
         );
-        let in_scope: Vec<bool> = got.iter().map(|l| l.0).collect();
         assert_eq!(in_scope, [true, true, false, false, true, false, false]);
     }
 
