@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::error::CaseError;
-use super::evidence::{EvidenceDoc, EvidenceRequest, Source, acquire};
+use super::evidence::{EvidenceArtifact, EvidenceDoc, EvidenceRequest, Source, acquire};
 use super::layout::{CASE_JSON, LIFECYCLE_JSON, MAX_RUN_FILE_BYTES, SOURCE_JSON};
 use super::run::Run;
 use crate::repo::digest::SourceManifest;
@@ -124,6 +124,31 @@ pub fn outside_every_run(run: &Run, rail: &'static str, path: &str) -> Result<()
     }
 }
 
+/// How an artifact acquired again at its coordinate differs from the recorded one, naming
+/// the first field that differs (kind, uri, id, verification); `None` when none does.
+fn first_difference(again: &EvidenceArtifact, recorded: &EvidenceArtifact) -> Option<String> {
+    if again.kind != recorded.kind {
+        Some(format!(
+            "kind {} there, {} recorded",
+            again.kind, recorded.kind
+        ))
+    } else if again.uri != recorded.uri {
+        Some(format!(
+            "`{}` there, `{}` recorded",
+            again.uri, recorded.uri
+        ))
+    } else if again.id != recorded.id {
+        Some(format!("id `{}` there", again.id))
+    } else if again.verification != recorded.verification {
+        Some(format!(
+            "verification {:?} there, {:?} recorded",
+            again.verification, recorded.verification
+        ))
+    } else {
+        None
+    }
+}
+
 /// Every artifact in evidence.json must be what the engine would have produced: a local
 /// artifact's coordinate is acquired again — bytes, hash, kind (from the scopes) and id
 /// must all match — and an external one must be unverified with an id derived from its
@@ -172,17 +197,10 @@ pub fn verify_artifacts(run: &Run, evidence: &EvidenceDoc) -> Result<(), CaseErr
                 &a.acquired_at,
             )
             .map_err(|e| forged(&a.id, format!("cannot be acquired again: {e}")))?;
-            if again.kind != a.kind
-                || again.id != a.id
-                || again.verification != a.verification
-                || again.uri != a.uri
-            {
+            if let Some(difference) = first_difference(&again, a) {
                 return Err(forged(
                     &a.id,
-                    format!(
-                        "is not what the engine reads at its coordinate (kind {} there, {} recorded)",
-                        again.kind, a.kind
-                    ),
+                    format!("is not what the engine reads at its coordinate ({difference})"),
                 ));
             }
         } else if a.is_verified() {
@@ -195,4 +213,57 @@ pub fn verify_artifacts(run: &Run, evidence: &EvidenceDoc) -> Result<(), CaseErr
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::evidence::Verification;
+    use crate::skill::EvidenceKind;
+
+    fn artifact() -> EvidenceArtifact {
+        EvidenceArtifact {
+            id: "ev-1".into(),
+            uri: "repo:src/a.py#L1-L2".into(),
+            kind: EvidenceKind::Implementation,
+            revision: None,
+            path: Some("src/a.py".into()),
+            start_line: Some(1),
+            end_line: Some(2),
+            source: None,
+            content_hash: String::new(),
+            excerpt: String::new(),
+            acquired_at: String::new(),
+            verification: Verification::Verified {
+                verifier: "engine".into(),
+            },
+        }
+    }
+
+    /// The forged-artifact message names the field that differs, not always the kinds.
+    #[test]
+    fn the_first_differing_field_is_the_one_named() {
+        let recorded = artifact();
+        assert_eq!(first_difference(&artifact(), &recorded), None);
+        let mut again = artifact();
+        again.uri = "repo:src/b.py#L1-L2".into();
+        assert_eq!(
+            first_difference(&again, &recorded).as_deref(),
+            Some("`repo:src/b.py#L1-L2` there, `repo:src/a.py#L1-L2` recorded")
+        );
+        again.kind = EvidenceKind::Doc;
+        assert_eq!(
+            first_difference(&again, &recorded).as_deref(),
+            Some("kind doc there, implementation recorded")
+        );
+        let mut again = artifact();
+        again.id = "ev-2".into();
+        assert_eq!(
+            first_difference(&again, &recorded).as_deref(),
+            Some("id `ev-2` there")
+        );
+        let mut again = artifact();
+        again.verification = Verification::Unverified { reason: "x".into() };
+        assert!(first_difference(&again, &recorded).is_some_and(|d| d.starts_with("verification")));
+    }
 }
