@@ -106,6 +106,11 @@ pub fn checks() -> Vec<Check> {
             rules: &["X-TRAV-2", "R-EV-1"],
             run: case_json_alone,
         },
+        Check {
+            name: "attacks::another_runs_workspace_inside_the_repository_is_never_evidence",
+            rules: &["X-TRAV-2", "R-EV-1"],
+            run: other_runs_workspace,
+        },
     ]
 }
 
@@ -184,6 +189,28 @@ fn own_workspace() -> Result<(), Failed> {
     ensure!(
         after == before && !out(&run, "evidence.json").exists(),
         "a refused workspace path wrote evidence"
+    );
+    verifies(&w, &run)?;
+    ensure!(outside(&w, &run) == world, "the world changed");
+    Ok(())
+}
+
+/// An earlier run left inside the repository, under a cases dir this run does not use:
+/// its workspace is still a run's, written by an agent, and never evidence for this run.
+fn other_runs_workspace() -> Result<(), Failed> {
+    let w = World::new();
+    let (earlier, rel) = open_in_repo(&w)?;
+    let run = w.open_unit()?.run_dir;
+    ensure!(
+        !run.starts_with(w.repo()) && run != earlier,
+        "the second run opened inside the repository"
+    );
+    let world = outside(&w, &run);
+    let o = rail(&w, "add-evidence", &run, &["--path", &rel]);
+    refused(&o, "inside_a_run", &[&rel])?;
+    ensure!(
+        !out(&run, "evidence.json").exists(),
+        "a refused path in another run wrote evidence"
     );
     verifies(&w, &run)?;
     ensure!(outside(&w, &run) == world, "the world changed");
