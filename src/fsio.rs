@@ -84,7 +84,24 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> io::Res
 ///
 /// The I/O error opening or syncing `dir`.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(test)]
+    SYNCED_DIRS.with(|s| s.borrow_mut().push(dir.to_path_buf()));
     File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Every directory [`sync_dir`] synced on this thread, in order: a power failure is
+    /// the only thing that tells a synced directory from an unsynced one, so the unit
+    /// tests read this instead.
+    static SYNCED_DIRS: std::cell::RefCell<Vec<PathBuf>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The directories synced on this thread since the last call, in order (unit tests only).
+#[cfg(test)]
+pub(crate) fn take_synced_dirs() -> Vec<PathBuf> {
+    SYNCED_DIRS.with(|s| std::mem::take(&mut *s.borrow_mut()))
 }
 
 /// Appends one line to a file and fsyncs it. Used for append-only journals, where each line

@@ -265,6 +265,37 @@ fn sweep(run_dir: &Path) -> Result<(), CaseError> {
 mod tests {
     use super::*;
 
+    /// Before the commit line, each directory holding a pending file is synced once, so
+    /// the renames it commits can be completed after a power failure; relaxed durability
+    /// (the battery's disposable cases) and a rail that staged nothing sync none.
+    #[test]
+    fn sync_staged_syncs_each_pending_directory_once_and_only_when_durable() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path();
+        let output = run.join(OUTPUT_DIR);
+        std::fs::create_dir(&output).unwrap();
+        let staged = |rel: &str| {
+            let pending = pending_path(run, rel, 7);
+            (rel.to_string(), (pending, "sha256:x".to_string()))
+        };
+        let files: BTreeMap<String, (PathBuf, String)> = [
+            staged("lifecycle.json"),
+            staged("output/evidence.json"),
+            staged("output/claims.json"),
+        ]
+        .into_iter()
+        .collect();
+        crate::fsio::take_synced_dirs();
+        sync_staged(&files).unwrap();
+        let mut synced = crate::fsio::take_synced_dirs();
+        synced.sort();
+        assert_eq!(synced, [run.to_path_buf(), output]);
+        crate::fsio::relaxed(|| sync_staged(&files)).unwrap();
+        assert_eq!(crate::fsio::take_synced_dirs(), Vec::<PathBuf>::new());
+        sync_staged(&BTreeMap::new()).unwrap();
+        assert_eq!(crate::fsio::take_synced_dirs(), Vec::<PathBuf>::new());
+    }
+
     /// The sweep deletes the engine's leftovers and only those, and a run without an
     /// output/ (an agent may have deleted it) is swept, not refused.
     #[test]
