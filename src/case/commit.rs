@@ -323,6 +323,22 @@ mod tests {
         sweep(run).unwrap();
     }
 
+    /// A run directory that cannot be listed is an error naming it, never a sweep
+    /// silently skipped; only a missing directory is nothing to sweep.
+    #[test]
+    fn a_run_that_cannot_be_listed_is_an_error_and_a_missing_one_is_nothing_to_sweep() {
+        let tmp = tempfile::tempdir().unwrap();
+        let not_a_dir = tmp.path().join("run");
+        std::fs::write(&not_a_dir, "x").unwrap();
+        match sweep(&not_a_dir) {
+            Err(CaseError::Io { action, path, .. }) => {
+                assert_eq!((action, path), ("list", not_a_dir));
+            }
+            other => panic!("sweeping a file gave {other:?}"),
+        }
+        sweep(&tmp.path().join("gone")).unwrap();
+    }
+
     /// A staged write lands in its pending file only; the rail reads it back, the run's
     /// file is untouched, and a discarded stage leaves nothing behind (a failed rail
     /// changes nothing, not even until the next rail's sweep).
