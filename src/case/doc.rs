@@ -287,3 +287,36 @@ impl TargetSnapshot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A capability target is frozen with its own description, found by its id among the
+    /// AIR's capabilities; an id the AIR lacks is no target.
+    #[test]
+    fn a_capability_snapshot_holds_that_capabilitys_own_description() {
+        let air = Air::from_value(
+            serde_json::json!({"airVersion": 1, "service": {"id": "s", "version": "1"},
+                "operations": [{"id": "op", "method": "GET", "path": "/", "fields": []}],
+                "capabilities": [
+                    {"id": "export", "description": "Exports reports.", "operationIds": ["op"]},
+                    {"id": "import", "description": "Imports ledgers.", "operationIds": ["op"]}]}),
+            "air.json",
+        )
+        .unwrap();
+        let skill = crate::skill::registry().get("describe-operation").unwrap();
+        let capture = |id: &str| {
+            TargetSnapshot::capture(&air, &TargetKey::Capability { id: id.into() }, skill)
+        };
+        for (id, text) in [
+            ("export", "Exports reports."),
+            ("import", "Imports ledgers."),
+        ] {
+            let snap = capture(id).unwrap();
+            assert_eq!(snap.name(), id);
+            assert_eq!(snap.current["description"], text, "{id}");
+        }
+        assert!(capture("audit").is_none());
+    }
+}
