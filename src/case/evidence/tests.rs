@@ -370,6 +370,34 @@ fn refuses_an_inadmissible_kind() {
     assert!(e.to_string().contains("comment"));
 }
 
+/// An implementation scope may still yield a comment, so a skill admitting comments but
+/// not implementation reads a comment-only excerpt there; any other inadmissible scope is
+/// refused before its file is read (an empty doc is refused for its kind, not its bytes).
+#[test]
+fn an_inadmissible_scope_is_refused_before_reading_unless_it_may_yield_a_comment() {
+    let dir = repo();
+    fs::write(dir.path().join("docs/empty.md"), b"").unwrap();
+    let only_comments = [EvidenceKind::Comment];
+    let get_as = |path: &str, start: Option<u32>, end: Option<u32>| {
+        acquire(
+            dir.path(),
+            &Source::worktree(REV),
+            &scopes(),
+            &only_comments,
+            &req(path, start, end),
+            NOW,
+        )
+    };
+    let a = get_as("src/pay.rs", Some(1), Some(2)).unwrap();
+    assert_eq!(a.kind, EvidenceKind::Comment);
+    let e = get_as("docs/empty.md", None, None).unwrap_err();
+    assert_eq!(e.kind(), "inadmissible_kind", "{e}");
+    assert_eq!(
+        refusal(&dir, req("docs/empty.md", None, None)).kind(),
+        "empty_file"
+    );
+}
+
 #[test]
 fn refuses_a_binary_file() {
     let e = refusal(&repo(), req("src/data.bin", None, None));
@@ -458,6 +486,18 @@ fn external_excerpts_are_unverified() {
     assert_eq!(a.expected_id().as_deref(), Some(a.id.as_str()));
     assert_eq!(
         reverify(Path::new("."), &Source::worktree(REV), &a)
+            .unwrap_err()
+            .kind(),
+        "not_local"
+    );
+    // The kind decides, not a stray coordinate: an external excerpt carrying a path is
+    // still not read back from the repository.
+    let dir = repo();
+    let mut with_path = a.clone();
+    with_path.path = Some("src/pay.rs".into());
+    assert!(!with_path.is_local());
+    assert_eq!(
+        reverify(dir.path(), &Source::worktree(REV), &with_path)
             .unwrap_err()
             .kind(),
         "not_local"
