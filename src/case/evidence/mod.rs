@@ -580,7 +580,8 @@ pub fn classify(scopes: &[Scope], rel_path: &str) -> Option<EvidenceKind> {
 
 /// The in-scope regular files under `repo` (relative, `/`-separated, with their sizes),
 /// in path order, at most `limit`: no symlink followed, `.git` and every directory holding
-/// a run (a `case.json` beside a `lifecycle.json`) or named `.cases` skipped.
+/// a run (a `case.json` beside a `lifecycle.json`) skipped. Other files of a cases dir
+/// inside the repository are listed; the case's [`Source`] refuses them when read.
 pub fn in_scope_files(repo: &Path, scopes: &[Scope], limit: usize) -> Vec<(String, u64)> {
     let classifier = Classifier::new(scopes);
     let mut out = Vec::new();

@@ -647,3 +647,42 @@ fn the_document_round_trips_strictly() {
         "unsupported_format"
     );
 }
+
+/// The repository scan lists in-scope regular files only, in path order with their sizes:
+/// no out-of-scope file, nothing under `.git` or inside a run, no symlink; and at most
+/// `limit`.
+#[test]
+fn in_scope_files_lists_only_in_scope_regular_files_outside_runs() {
+    let dir = repo();
+    let w = |p: &str, text: &str| {
+        let path = dir.path().join(p);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    };
+    w(".git/hooks/pre-commit.rs", "fn main() {}\n");
+    w("runs/r1/case.json", "{}");
+    w("runs/r1/lifecycle.json", "{}");
+    w("runs/r1/workspace/fake.rs", "fn timeout() -> u64 { 1 }\n");
+    std::os::unix::fs::symlink(
+        dir.path().join("src/pay.rs"),
+        dir.path().join("src/link.rs"),
+    )
+    .unwrap();
+    let listed = in_scope_files(dir.path(), &scopes(), 100);
+    let names: Vec<&str> = listed.iter().map(|(rel, _)| rel.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "docs/api.md",
+            "src/copy.rs",
+            "src/data.bin",
+            "src/empty.rs",
+            "src/latin.rs",
+            "src/pay.rs",
+            "tests/pay.rs"
+        ]
+    );
+    let size = |rel: &str| fs::metadata(dir.path().join(rel)).unwrap().len();
+    assert!(listed.iter().all(|(rel, n)| *n == size(rel)));
+    assert_eq!(in_scope_files(dir.path(), &scopes(), 3).len(), 3);
+}
