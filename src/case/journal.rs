@@ -237,6 +237,24 @@ mod tests {
         assert!(read_journal(&tmp.path().join("absent")).unwrap().is_empty());
     }
 
+    /// Recovery cuts a torn last line off the file at the offset `read` found, so the next
+    /// line appended starts on a line of its own; a journal without one is left alone.
+    #[test]
+    fn truncate_torn_cuts_the_file_back_to_its_last_whole_line() {
+        let whole = format!("{}\n{}\n", line(1), line(2));
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(JOURNAL);
+        std::fs::write(&path, format!("{whole}{{\"prev\":")).unwrap();
+        let torn = Journal::read(tmp.path()).unwrap();
+        assert_eq!(torn.torn_at, Some(u64::try_from(whole.len()).unwrap()));
+        torn.truncate_torn(tmp.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), whole);
+        let settled = Journal::read(tmp.path()).unwrap();
+        assert_eq!((settled.entries.len(), settled.torn_at), (2, None));
+        settled.truncate_torn(tmp.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), whole);
+    }
+
     /// A whole line that is not an entry is corruption, named by its line number, not a torn
     /// tail to cut off.
     #[test]
