@@ -217,3 +217,30 @@ impl Lifecycle {
             .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lifecycle of another format, or of another version of this one, is refused as
+    /// corrupt at `formatVersion`, whichever of the two differs.
+    #[test]
+    fn parse_refuses_another_format_or_another_version() {
+        let path = std::path::Path::new("lifecycle.json");
+        let lc = Lifecycle::new(super::super::key::RunId::generate(), &now(), "sha256:00");
+        let good = serde_json::to_value(&lc).unwrap();
+        Lifecycle::parse(good.to_string().as_bytes(), path).unwrap();
+        let mut other_format = good.clone();
+        other_format["format"] = "anvil-other".into();
+        let mut other_version = good;
+        other_version["formatVersion"] = (LIFECYCLE_FORMAT_VERSION + 1).into();
+        for doc in [other_format, other_version] {
+            match Lifecycle::parse(doc.to_string().as_bytes(), path) {
+                Err(super::super::error::CaseError::Corrupt { field, .. }) => {
+                    assert_eq!(field, "formatVersion", "{doc}");
+                }
+                other => panic!("{doc} gave {other:?}"),
+            }
+        }
+    }
+}
