@@ -84,9 +84,10 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> io::Res
 ///
 /// The I/O error opening or syncing `dir`.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()?;
     #[cfg(test)]
     SYNCED_DIRS.with(|s| s.borrow_mut().push(dir.to_path_buf()));
-    File::open(dir)?.sync_all()
+    Ok(())
 }
 
 #[cfg(test)]

@@ -279,7 +279,7 @@ mod tests {
             (rel.to_string(), (pending, "sha256:x".to_string()))
         };
         let files: BTreeMap<String, (PathBuf, String)> = [
-            staged("lifecycle.json"),
+            staged(super::super::layout::LIFECYCLE_JSON),
             staged("output/evidence.json"),
             staged("output/claims.json"),
         ]

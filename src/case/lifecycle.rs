@@ -227,7 +227,7 @@ mod tests {
     #[test]
     fn parse_refuses_another_format_or_another_version() {
         let path = std::path::Path::new("lifecycle.json");
-        let lc = Lifecycle::new(super::super::key::RunId::generate(), &now(), "sha256:00");
+        let lc = Lifecycle::new(RunId::generate(), &now(), "sha256:00");
         let good = serde_json::to_value(&lc).unwrap();
         Lifecycle::parse(good.to_string().as_bytes(), path).unwrap();
         let mut other_format = good.clone();
@@ -236,7 +236,7 @@ mod tests {
         other_version["formatVersion"] = (LIFECYCLE_FORMAT_VERSION + 1).into();
         for doc in [other_format, other_version] {
             match Lifecycle::parse(doc.to_string().as_bytes(), path) {
-                Err(super::super::error::CaseError::Corrupt { field, .. }) => {
+                Err(crate::case::error::CaseError::Corrupt { field, .. }) => {
                     assert_eq!(field, "formatVersion", "{doc}");
                 }
                 other => panic!("{doc} gave {other:?}"),

@@ -65,11 +65,19 @@ fn req(path: &str, start: Option<u32>, end: Option<u32>) -> EvidenceRequest {
 }
 
 fn get(dir: &TempDir, r: EvidenceRequest) -> Result<EvidenceArtifact, EvidenceError> {
+    get_admitting(dir, &all(), r)
+}
+
+fn get_admitting(
+    dir: &TempDir,
+    admissible: &[EvidenceKind],
+    r: EvidenceRequest,
+) -> Result<EvidenceArtifact, EvidenceError> {
     acquire(
         dir.path(),
         &Source::worktree(REV),
         &scopes(),
-        &all(),
+        admissible,
         &r,
         NOW,
     )
@@ -378,19 +386,9 @@ fn an_inadmissible_scope_is_refused_before_reading_unless_it_may_yield_a_comment
     let dir = repo();
     fs::write(dir.path().join("docs/empty.md"), b"").unwrap();
     let only_comments = [EvidenceKind::Comment];
-    let get_as = |path: &str, start: Option<u32>, end: Option<u32>| {
-        acquire(
-            dir.path(),
-            &Source::worktree(REV),
-            &scopes(),
-            &only_comments,
-            &req(path, start, end),
-            NOW,
-        )
-    };
-    let a = get_as("src/pay.rs", Some(1), Some(2)).unwrap();
+    let a = get_admitting(&dir, &only_comments, req("src/pay.rs", Some(1), Some(2))).unwrap();
     assert_eq!(a.kind, EvidenceKind::Comment);
-    let e = get_as("docs/empty.md", None, None).unwrap_err();
+    let e = get_admitting(&dir, &only_comments, req("docs/empty.md", None, None)).unwrap_err();
     assert_eq!(e.kind(), "inadmissible_kind", "{e}");
     assert_eq!(
         refusal(&dir, req("docs/empty.md", None, None)).kind(),
