@@ -646,6 +646,47 @@ mod tests {
         );
     }
 
+    /// The method a case hands the agent walks the task's phases in order, and each phase
+    /// names the output file it produces, one the task lists.
+    #[test]
+    fn the_procedure_walks_the_tasks_phases_each_producing_a_listed_output() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
+        let tmp = tempfile::tempdir().unwrap();
+        let opened = open(&OpenRequest::new(
+            example.join("air.json"),
+            example.join("repo"),
+            "annotate-unit",
+            "op.create_payment.input.body.capture_timeout",
+            tmp.path().join("cases"),
+            "test",
+        ))
+        .unwrap();
+        let case: CaseDoc =
+            serde_json::from_slice(&std::fs::read(opened.run_dir.join("case.json")).unwrap())
+                .unwrap();
+        let names: Vec<&str> = case
+            .procedure
+            .phases
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names, case.task.phases);
+        assert_eq!(
+            names,
+            ["research", "extract", "synthesize", "critique", "finalize"]
+        );
+        for phase in &case.procedure.phases {
+            assert!(!phase.goal.is_empty(), "{}", phase.name);
+            assert_eq!(phase.produces.len(), 1, "{}", phase.name);
+            assert!(
+                case.task.outputs.contains(&phase.produces[0]),
+                "{} produces {:?}, not a task output",
+                phase.name,
+                phase.produces
+            );
+        }
+    }
+
     /// A scope rule is `GLOB=KIND` with a relative glob that stays in the repository and a
     /// kind a scope may assign; each other shape is refused with its reason.
     #[test]
