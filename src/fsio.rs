@@ -56,7 +56,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         file.write_all(bytes)?;
         if durable() {
-            file.sync_all()?;
+            sync_file(&file, &tmp)?;
         }
         fs::rename(&tmp, path)?;
         if durable() { sync_dir(dir) } else { Ok(()) }
@@ -84,25 +84,38 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> io::Res
 ///
 /// The I/O error opening or syncing `dir`.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()?;
+    sync_file(&File::open(dir)?, dir)
+}
+
+/// fsyncs `file`, opened from `path` (a regular file or a directory). Every fsync the
+/// engine makes goes through here, so the unit tests can see which ones a rail made.
+///
+/// # Errors
+///
+/// The I/O error syncing `file`.
+pub fn sync_file(file: &File, path: &Path) -> io::Result<()> {
+    file.sync_all()?;
     #[cfg(test)]
-    SYNCED_DIRS.with(|s| s.borrow_mut().push(dir.to_path_buf()));
+    SYNCED.with(|s| s.borrow_mut().push(path.to_path_buf()));
+    #[cfg(not(test))]
+    let _ = path;
     Ok(())
 }
 
 #[cfg(test)]
 thread_local! {
-    /// Every directory [`sync_dir`] synced on this thread, in order: a power failure is
-    /// the only thing that tells a synced directory from an unsynced one, so the unit
-    /// tests read this instead.
-    static SYNCED_DIRS: std::cell::RefCell<Vec<PathBuf>> =
+    /// Every file and directory [`sync_file`] synced on this thread, in order: a power
+    /// failure is the only thing that tells a synced file from an unsynced one, so the
+    /// unit tests read this instead.
+    static SYNCED: std::cell::RefCell<Vec<PathBuf>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The directories synced on this thread since the last call, in order (unit tests only).
+/// The files and directories synced on this thread since the last call, in order (unit
+/// tests only).
 #[cfg(test)]
-pub(crate) fn take_synced_dirs() -> Vec<PathBuf> {
-    SYNCED_DIRS.with(|s| std::mem::take(&mut *s.borrow_mut()))
+pub(crate) fn take_synced() -> Vec<PathBuf> {
+    SYNCED.with(|s| std::mem::take(&mut *s.borrow_mut()))
 }
 
 /// Appends one line to a file and fsyncs it. Used for append-only journals, where each line
@@ -122,7 +135,11 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     buf.push_str(line);
     buf.push('\n');
     file.write_all(buf.as_bytes())?;
-    if durable() { file.sync_all() } else { Ok(()) }
+    if durable() {
+        sync_file(&file, path)
+    } else {
+        Ok(())
+    }
 }
 
 /// Reads a regular file, refusing a symlink (never followed), a FIFO, a device or a
@@ -191,7 +208,7 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     crash_point("stage-partial");
     file.write_all(&bytes[half..])?;
     if durable() {
-        file.sync_all()?;
+        sync_file(&file, path)?;
     }
     Ok(())
 }

@@ -285,15 +285,15 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        crate::fsio::take_synced_dirs();
+        crate::fsio::take_synced();
         sync_staged(&files).unwrap();
-        let mut synced = crate::fsio::take_synced_dirs();
+        let mut synced = crate::fsio::take_synced();
         synced.sort();
         assert_eq!(synced, [run.to_path_buf(), output]);
         crate::fsio::relaxed(|| sync_staged(&files)).unwrap();
-        assert_eq!(crate::fsio::take_synced_dirs(), Vec::<PathBuf>::new());
+        assert_eq!(crate::fsio::take_synced(), Vec::<PathBuf>::new());
         sync_staged(&BTreeMap::new()).unwrap();
-        assert_eq!(crate::fsio::take_synced_dirs(), Vec::<PathBuf>::new());
+        assert_eq!(crate::fsio::take_synced(), Vec::<PathBuf>::new());
     }
 
     /// The sweep deletes the engine's leftovers and only those, and a run without an

@@ -162,7 +162,7 @@ impl Journal {
             .map_err(CaseError::io("open", &path))?;
         file.set_len(at).map_err(CaseError::io("truncate", &path))?;
         if crate::fsio::durable() {
-            file.sync_all().map_err(CaseError::io("sync", &path))?;
+            crate::fsio::sync_file(&file, &path).map_err(CaseError::io("sync", &path))?;
         }
         Ok(())
     }

@@ -570,7 +570,9 @@ fn materialize(
             let path = staging.join(dir);
             fs::create_dir(&path).map_err(CaseError::io("create", path))?;
         }
-        fsio::sync_dir(&staging).map_err(CaseError::io("sync", &staging))?;
+        if fsio::durable() {
+            fsio::sync_dir(&staging).map_err(CaseError::io("sync", &staging))?;
+        }
         if final_dir.exists() {
             return Err(CaseError::Io {
                 action: "create",
@@ -582,7 +584,10 @@ fn materialize(
             });
         }
         fs::rename(&staging, &final_dir).map_err(CaseError::io("publish", &final_dir))?;
-        fsio::sync_dir(case_dir).map_err(CaseError::io("sync", case_dir))
+        if fsio::durable() {
+            fsio::sync_dir(case_dir).map_err(CaseError::io("sync", case_dir))?;
+        }
+        Ok(())
     })();
     if let Err(e) = result {
         let _ = fs::remove_dir_all(&staging);

@@ -282,7 +282,7 @@ where
     let (journal, mut state) = settle(run_dir, &mut lock)?;
     ensure_intact(run_dir, &journal, state.anchor.as_ref())?;
     state.fence += 1;
-    write_lock(&mut lock, &state, true).map_err(CaseError::io("write", &lock_path))?;
+    write_lock(&mut lock, &lock_path, &state, true).map_err(CaseError::io("write", &lock_path))?;
     let fence = Fence {
         number: state.fence,
     };
@@ -333,9 +333,9 @@ where
             )?;
             return Err(err);
         }
+        // `commit` sets the line's `prev` and `writes` (none: nothing is staged).
         let replay = JournalEntry {
             replayed: true,
-            writes: BTreeMap::new(),
             fence: fence.number,
             at: now(),
             ..saved.clone()
@@ -496,7 +496,7 @@ fn commit(
         head: crate::canon::bytes_hash(line.as_bytes()),
     });
     let lock_path = run_dir.join(LOCK_FILE);
-    write_lock(lock, state, false).map_err(CaseError::io("write", lock_path))
+    write_lock(lock, &lock_path, state, false).map_err(CaseError::io("write", &lock_path))
 }
 
 /// Appends `entry` as one line and returns the line (without its newline).
@@ -560,7 +560,12 @@ fn read_lock(lock: &mut std::fs::File) -> std::io::Result<LockState> {
 /// emptied first, so a process killed in between leaves a lock that still parses (the
 /// state only grows: the fence and the line count gain digits, never lose them), and no
 /// rail pays for truncating a file to nothing.
-fn write_lock(lock: &mut std::fs::File, state: &LockState, durable: bool) -> std::io::Result<()> {
+fn write_lock(
+    lock: &mut std::fs::File,
+    path: &Path,
+    state: &LockState,
+    durable: bool,
+) -> std::io::Result<()> {
     let text = state.render();
     lock.seek(SeekFrom::Start(0))?;
     lock.write_all(text.as_bytes())?;
@@ -571,7 +576,7 @@ fn write_lock(lock: &mut std::fs::File, state: &LockState, durable: bool) -> std
     });
     lock.set_len(text.len() as u64)?;
     if durable && crate::fsio::durable() {
-        lock.sync_all()?;
+        crate::fsio::sync_file(lock, path)?;
     }
     Ok(())
 }
@@ -631,7 +636,7 @@ fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockStat
             entries: n,
             head: h.clone(),
         });
-        write_lock(lock, &state, false).map_err(CaseError::io("write", &lock_path))?;
+        write_lock(lock, &lock_path, &state, false).map_err(CaseError::io("write", &lock_path))?;
     }
     Ok((journal, state))
 }
@@ -648,4 +653,90 @@ pub fn check(run_dir: &Path) -> Result<Vec<Broken>, CaseError> {
     let mut lock = lock_run(run_dir)?;
     let (journal, state) = settle(run_dir, &mut lock)?;
     integrity(run_dir, &journal, state.anchor.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::case::evidence::EvidenceRequest;
+    use crate::case::{OpenRequest, RunHandle, open};
+
+    /// A run of the bundled payments example, opened in a fresh directory.
+    fn payments_run(tmp: &Path) -> RunHandle {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
+        let opened = open(&OpenRequest::new(
+            example.join("air.json"),
+            example.join("repo"),
+            "annotate-unit",
+            "op.create_payment.input.body.capture_timeout",
+            tmp.join("cases"),
+            "test",
+        ))
+        .unwrap();
+        RunHandle::open(&opened.run_dir).unwrap()
+    }
+
+    fn cite(run: &RunHandle) -> String {
+        let req = EvidenceRequest {
+            path: "src/payments/service.py".into(),
+            start_line: Some(32),
+            end_line: Some(39),
+        };
+        run.add_evidence(&req, None).unwrap().id
+    }
+
+    /// A durable rail syncs the lock once, for its fence, before anything else, and its
+    /// journal line last: the line is the commit point, and the lock's anchor after it
+    /// need not be durable (recovery rolls it forward).
+    #[test]
+    fn a_durable_rail_syncs_its_fence_first_and_its_journal_line_last() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = payments_run(tmp.path());
+        crate::fsio::take_synced();
+        cite(&run);
+        let synced = crate::fsio::take_synced();
+        let lock = run.dir().join(LOCK_FILE);
+        assert_eq!(synced.first(), Some(&lock), "{synced:?}");
+        assert_eq!(
+            synced.iter().filter(|p| **p == lock).count(),
+            1,
+            "{synced:?}"
+        );
+        assert_eq!(synced.last(), Some(&run.dir().join(JOURNAL)), "{synced:?}");
+    }
+
+    /// Relaxed durability (the battery's per-trial cases) makes no fsync at all, from open
+    /// to close.
+    #[test]
+    fn a_relaxed_case_makes_no_fsync_from_open_to_close() {
+        let tmp = tempfile::tempdir().unwrap();
+        crate::fsio::take_synced();
+        let synced: Vec<PathBuf> = crate::fsio::relaxed(|| {
+            let run = payments_run(tmp.path());
+            let id = cite(&run);
+            run.add_claim(
+                crate::case::research::ClaimInput {
+                    predicate: "field.unit".into(),
+                    value: serde_json::json!("s"),
+                    artifact_ids: vec![id],
+                    confidence: 0.9,
+                },
+                None,
+            )
+            .unwrap();
+            run.freeze_research(None).unwrap();
+            run.finalize(
+                Some(crate::case::finalize::Status::InsufficientEvidence),
+                Some("a test"),
+                None,
+            )
+            .unwrap();
+            run.close(&crate::reconcile::CloseRequest::default(), None)
+                .unwrap();
+            crate::fsio::take_synced()
+        });
+        assert_eq!(synced, Vec::<PathBuf>::new());
+    }
 }
