@@ -411,10 +411,79 @@ fn value_support(
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{MAX_CLAIM_VALUE_BYTES, MAX_CLAIM_VALUE_DEPTH, nesting, oversized};
+    use super::{MAX_CLAIM_VALUE_BYTES, MAX_CLAIM_VALUE_DEPTH, claim_problems, nesting, oversized};
+    use crate::case::claim::RawClaim;
+    use crate::case::evidence::{EvidenceDoc, EvidenceRequest};
+    use crate::case::{OpenRequest, RunHandle, open};
 
     fn nested(depth: usize) -> Value {
         (0..depth).fold(json!("s"), |inner, _| json!([inner]))
+    }
+
+    /// `depth` objects, each the one value of the next, around a string.
+    fn nested_objects(depth: usize) -> Value {
+        (0..depth).fold(json!("s"), |inner, _| json!({ "v": inner }))
+    }
+
+    /// Objects nest as deep as arrays: a value deep in objects alone is as unreadable
+    /// once stored, and small enough to pass the size limit.
+    #[test]
+    fn objects_count_towards_the_nesting_limit_like_arrays() {
+        assert_eq!(nesting(&nested_objects(3)), 3);
+        assert_eq!(nesting(&json!({"a": [1, {"b": [[]]}], "c": {}})), 5);
+        assert_eq!(oversized(&nested_objects(MAX_CLAIM_VALUE_DEPTH)), None);
+        let over = oversized(&nested_objects(MAX_CLAIM_VALUE_DEPTH + 1)).expect("refused");
+        assert!(
+            over.contains(&format!("nested {} deep", MAX_CLAIM_VALUE_DEPTH + 1)),
+            "{over}"
+        );
+    }
+
+    /// A claim citing an artifact of a kind the case's contract does not admit is refused
+    /// by name, whatever put the artifact in the evidence.
+    #[test]
+    fn a_claim_citing_an_inadmissible_kind_is_refused_by_name() {
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
+        let tmp = tempfile::tempdir().unwrap();
+        let opened = open(&OpenRequest::new(
+            example.join("air.json"),
+            example.join("repo"),
+            "annotate-unit",
+            "op.create_payment.input.body.capture_timeout",
+            tmp.path().join("cases"),
+            "test",
+        ))
+        .unwrap();
+        let run = RunHandle::open(&opened.run_dir).unwrap();
+        let req = EvidenceRequest {
+            path: "src/payments/service.py".into(),
+            start_line: Some(32),
+            end_line: Some(39),
+        };
+        let artifact = run.add_evidence(&req, None).unwrap();
+        let evidence: EvidenceDoc =
+            serde_json::from_slice(&std::fs::read(run.output("evidence.json")).unwrap()).unwrap();
+        let claim = RawClaim {
+            id: "c".into(),
+            predicate: "field.unit".into(),
+            value: json!("s"),
+            artifact_ids: vec![artifact.id.clone()],
+            confidence: 0.9,
+        };
+        let mut case = run.doc().clone();
+        assert_eq!(
+            claim_problems(&claim, &case, &evidence),
+            Vec::<String>::new()
+        );
+        let kind = evidence.get(&artifact.id).unwrap().kind;
+        case.policy.contract.admissible_kinds.retain(|k| *k != kind);
+        assert_eq!(
+            claim_problems(&claim, &case, &evidence),
+            [format!(
+                "artifact `{}` is of inadmissible kind {kind}",
+                artifact.id
+            )]
+        );
     }
 
     #[test]
