@@ -281,11 +281,8 @@ pub fn aggregate_strength<'a>(artifacts: impl IntoIterator<Item = &'a EvidenceAr
             Some(path) => format!("file:{path}"),
             None => format!("uri:{}", a.uri),
         };
-        let s = a.kind.strength();
         let e = per_source.entry(source).or_insert(0.0);
-        if s > *e {
-            *e = s;
-        }
+        *e = e.max(a.kind.strength());
     }
     let miss: f64 = per_source.values().map(|s| 1.0 - s).product();
     // Round so that 1 − (1 − 0.9) is 0.9, not 0.9000000000000001.
