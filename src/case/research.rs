@@ -410,7 +410,7 @@ mod tests {
 
     use super::{MAX_CLAIM_VALUE_BYTES, MAX_CLAIM_VALUE_DEPTH, claim_problems, nesting, oversized};
     use crate::case::claim::RawClaim;
-    use crate::case::evidence::{EvidenceDoc, EvidenceRequest};
+    use crate::case::evidence::{EvidenceArtifact, EvidenceDoc, EvidenceRequest};
     use crate::case::{OpenRequest, RunHandle, open};
 
     fn nested(depth: usize) -> Value {
@@ -420,6 +420,77 @@ mod tests {
     /// `depth` objects, each the one value of the next, around a string.
     fn nested_objects(depth: usize) -> Value {
         (0..depth).fold(json!("s"), |inner, _| json!({ "v": inner }))
+    }
+
+    /// An annotate-unit run of the bundled payments example, in `tmp`.
+    fn payments_run(tmp: &std::path::Path) -> RunHandle {
+        payments_run_scoped(tmp, &[])
+    }
+
+    /// [`payments_run`] with these `GLOB=KIND` scopes instead of the default ones.
+    fn payments_run_scoped(tmp: &std::path::Path, scopes: &[&str]) -> RunHandle {
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
+        let mut req = OpenRequest::new(
+            example.join("air.json"),
+            example.join("repo"),
+            "annotate-unit",
+            "op.create_payment.input.body.capture_timeout",
+            tmp.join("cases"),
+            "test",
+        );
+        req.scopes = scopes.iter().map(ToString::to_string).collect();
+        let opened = open(&req).unwrap();
+        RunHandle::open(&opened.run_dir).unwrap()
+    }
+
+    fn cite(run: &RunHandle, path: &str, start: u32, end: u32) -> EvidenceArtifact {
+        let req = EvidenceRequest {
+            path: path.into(),
+            start_line: Some(start),
+            end_line: Some(end),
+        };
+        run.add_evidence(&req, None).unwrap()
+    }
+
+    /// The research record marks each claimed value with whether its support meets the
+    /// skill's minimum strength (annotate-unit: 0.8): code (0.9) does, a schema (0.8)
+    /// just does, a document (0.6) alone does not.
+    #[test]
+    fn each_claimed_value_says_whether_its_support_meets_the_minimum() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The tests scoped as schema, for an artifact exactly at the bar.
+        let scopes = ["src/**=implementation", "tests/**=schema", "docs/**=doc"];
+        let run = payments_run_scoped(tmp.path(), &scopes);
+        assert_eq!(run.doc().policy.contract.minimum_strength, 0.8);
+        let code = cite(&run, "src/payments/service.py", 32, 39);
+        let schema = cite(&run, "tests/test_capture.py", 6, 8);
+        let doc = cite(&run, "docs/payments.md", 4, 4);
+        for (value, id) in [("s", &code.id), ("ms", &schema.id), ("min", &doc.id)] {
+            run.add_claim(
+                crate::case::research::ClaimInput {
+                    predicate: "field.unit".into(),
+                    value: json!(value),
+                    artifact_ids: vec![id.clone()],
+                    confidence: 0.9,
+                },
+                None,
+            )
+            .unwrap();
+        }
+        let research = run.freeze_research(None).unwrap();
+        let support: Vec<(Value, f64, bool)> = research
+            .values
+            .iter()
+            .map(|v| (v.value.clone(), v.strength, v.meets_minimum))
+            .collect();
+        assert_eq!(
+            support,
+            [
+                (json!("s"), 0.9, true),
+                (json!("ms"), 0.8, true),
+                (json!("min"), 0.6, false)
+            ]
+        );
     }
 
     /// Objects nest as deep as arrays: a value deep in objects alone is as unreadable
@@ -440,24 +511,9 @@ mod tests {
     /// by name, whatever put the artifact in the evidence.
     #[test]
     fn a_claim_citing_an_inadmissible_kind_is_refused_by_name() {
-        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
         let tmp = tempfile::tempdir().unwrap();
-        let opened = open(&OpenRequest::new(
-            example.join("air.json"),
-            example.join("repo"),
-            "annotate-unit",
-            "op.create_payment.input.body.capture_timeout",
-            tmp.path().join("cases"),
-            "test",
-        ))
-        .unwrap();
-        let run = RunHandle::open(&opened.run_dir).unwrap();
-        let req = EvidenceRequest {
-            path: "src/payments/service.py".into(),
-            start_line: Some(32),
-            end_line: Some(39),
-        };
-        let artifact = run.add_evidence(&req, None).unwrap();
+        let run = payments_run(tmp.path());
+        let artifact = cite(&run, "src/payments/service.py", 32, 39);
         let evidence: EvidenceDoc =
             serde_json::from_slice(&std::fs::read(run.output("evidence.json")).unwrap()).unwrap();
         let claim = RawClaim {
