@@ -26,6 +26,8 @@ pub mod run;
 pub mod schema;
 pub mod snapshots;
 pub mod store;
+#[cfg(test)]
+mod testing;
 pub mod tool_limits;
 pub mod validate;
 pub mod verify;

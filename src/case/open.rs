@@ -655,20 +655,10 @@ mod tests {
     /// names the output file it produces, one the task lists.
     #[test]
     fn the_procedure_walks_the_tasks_phases_each_producing_a_listed_output() {
-        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
         let tmp = tempfile::tempdir().unwrap();
-        let opened = open(&OpenRequest::new(
-            example.join("air.json"),
-            example.join("repo"),
-            "annotate-unit",
-            "op.create_payment.input.body.capture_timeout",
-            tmp.path().join("cases"),
-            "test",
-        ))
-        .unwrap();
+        let run = crate::case::testing::payments_run(tmp.path(), &[]);
         let case: CaseDoc =
-            serde_json::from_slice(&std::fs::read(opened.run_dir.join("case.json")).unwrap())
-                .unwrap();
+            serde_json::from_slice(&std::fs::read(run.dir().join("case.json")).unwrap()).unwrap();
         let names: Vec<&str> = case
             .procedure
             .phases

@@ -660,32 +660,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::case::evidence::EvidenceRequest;
-    use crate::case::{OpenRequest, RunHandle, open};
-
-    /// A run of the bundled payments example, opened in a fresh directory.
-    fn payments_run(tmp: &Path) -> RunHandle {
-        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
-        let opened = open(&OpenRequest::new(
-            example.join("air.json"),
-            example.join("repo"),
-            "annotate-unit",
-            "op.create_payment.input.body.capture_timeout",
-            tmp.join("cases"),
-            "test",
-        ))
-        .unwrap();
-        RunHandle::open(&opened.run_dir).unwrap()
-    }
-
-    fn cite(run: &RunHandle) -> String {
-        let req = EvidenceRequest {
-            path: "src/payments/service.py".into(),
-            start_line: Some(32),
-            end_line: Some(39),
-        };
-        run.add_evidence(&req, None).unwrap().id
-    }
+    use crate::case::testing::{cite, payments_run};
 
     /// A durable rail syncs the lock once, for its fence, before anything else, and its
     /// journal line last: the line is the commit point, and the lock's anchor after it
@@ -693,9 +668,9 @@ mod tests {
     #[test]
     fn a_durable_rail_syncs_its_fence_first_and_its_journal_line_last() {
         let tmp = tempfile::tempdir().unwrap();
-        let run = payments_run(tmp.path());
+        let run = payments_run(tmp.path(), &[]);
         crate::fsio::take_synced();
-        cite(&run);
+        cite(&run, "src/payments/service.py", 32, 39);
         let synced = crate::fsio::take_synced();
         let lock = run.dir().join(LOCK_FILE);
         assert_eq!(synced.first(), Some(&lock), "{synced:?}");
@@ -714,8 +689,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         crate::fsio::take_synced();
         let synced: Vec<PathBuf> = crate::fsio::relaxed(|| {
-            let run = payments_run(tmp.path());
-            let id = cite(&run);
+            let run = payments_run(tmp.path(), &[]);
+            let id = cite(&run, "src/payments/service.py", 32, 39).id;
             run.add_claim(
                 crate::case::research::ClaimInput {
                     predicate: "field.unit".into(),

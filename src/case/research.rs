@@ -410,8 +410,8 @@ mod tests {
 
     use super::{MAX_CLAIM_VALUE_BYTES, MAX_CLAIM_VALUE_DEPTH, claim_problems, nesting, oversized};
     use crate::case::claim::RawClaim;
-    use crate::case::evidence::{EvidenceArtifact, EvidenceDoc, EvidenceRequest};
-    use crate::case::{OpenRequest, RunHandle, open};
+    use crate::case::evidence::EvidenceDoc;
+    use crate::case::testing::{cite, payments_run};
 
     fn nested(depth: usize) -> Value {
         (0..depth).fold(json!("s"), |inner, _| json!([inner]))
@@ -422,36 +422,6 @@ mod tests {
         (0..depth).fold(json!("s"), |inner, _| json!({ "v": inner }))
     }
 
-    /// An annotate-unit run of the bundled payments example, in `tmp`.
-    fn payments_run(tmp: &std::path::Path) -> RunHandle {
-        payments_run_scoped(tmp, &[])
-    }
-
-    /// [`payments_run`] with these `GLOB=KIND` scopes instead of the default ones.
-    fn payments_run_scoped(tmp: &std::path::Path, scopes: &[&str]) -> RunHandle {
-        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/payments");
-        let mut req = OpenRequest::new(
-            example.join("air.json"),
-            example.join("repo"),
-            "annotate-unit",
-            "op.create_payment.input.body.capture_timeout",
-            tmp.join("cases"),
-            "test",
-        );
-        req.scopes = scopes.iter().map(ToString::to_string).collect();
-        let opened = open(&req).unwrap();
-        RunHandle::open(&opened.run_dir).unwrap()
-    }
-
-    fn cite(run: &RunHandle, path: &str, start: u32, end: u32) -> EvidenceArtifact {
-        let req = EvidenceRequest {
-            path: path.into(),
-            start_line: Some(start),
-            end_line: Some(end),
-        };
-        run.add_evidence(&req, None).unwrap()
-    }
-
     /// The research record marks each claimed value with whether its support meets the
     /// skill's minimum strength (annotate-unit: 0.8): code (0.9) does, a schema (0.8)
     /// just does, a document (0.6) alone does not.
@@ -460,7 +430,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         // The tests scoped as schema, for an artifact exactly at the bar.
         let scopes = ["src/**=implementation", "tests/**=schema", "docs/**=doc"];
-        let run = payments_run_scoped(tmp.path(), &scopes);
+        let run = payments_run(tmp.path(), &scopes);
         assert_eq!(run.doc().policy.contract.minimum_strength, 0.8);
         let code = cite(&run, "src/payments/service.py", 32, 39);
         let schema = cite(&run, "tests/test_capture.py", 6, 8);
@@ -512,7 +482,7 @@ mod tests {
     #[test]
     fn a_claim_citing_an_inadmissible_kind_is_refused_by_name() {
         let tmp = tempfile::tempdir().unwrap();
-        let run = payments_run(tmp.path());
+        let run = payments_run(tmp.path(), &[]);
         let artifact = cite(&run, "src/payments/service.py", 32, 39);
         let evidence: EvidenceDoc =
             serde_json::from_slice(&std::fs::read(run.output("evidence.json")).unwrap()).unwrap();
