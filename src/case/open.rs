@@ -536,6 +536,12 @@ fn materialize(
     let final_dir = case_dir.join(&run_id);
     let result = (|| -> Result<(), CaseError> {
         fs::create_dir(&staging).map_err(CaseError::io("create", &staging))?;
+        // The directories first: each file below is written atomically, which fsyncs the
+        // staging directory after it, so the last write makes every entry durable.
+        for dir in [WORKSPACE_DIR, OUTPUT_DIR] {
+            let path = staging.join(dir);
+            fs::create_dir(&path).map_err(CaseError::io("create", path))?;
+        }
         let mut case_bytes = serde_json::to_vec_pretty(doc).map_err(|e| CaseError::Corrupt {
             file: staging.join(CASE_JSON),
             field: ".".into(),
@@ -565,13 +571,6 @@ fn materialize(
             let mut bytes = manifest.canonical_bytes();
             bytes.push(b'\n');
             write(SOURCE_JSON, &bytes)?;
-        }
-        for dir in [WORKSPACE_DIR, OUTPUT_DIR] {
-            let path = staging.join(dir);
-            fs::create_dir(&path).map_err(CaseError::io("create", path))?;
-        }
-        if fsio::durable() {
-            fsio::sync_dir(&staging).map_err(CaseError::io("sync", &staging))?;
         }
         if final_dir.exists() {
             return Err(CaseError::Io {
@@ -680,6 +679,26 @@ mod tests {
                 phase.produces
             );
         }
+    }
+
+    /// A durable open syncs the run's staging directory last before publishing it (after
+    /// its last file), then the case directory after the rename.
+    #[test]
+    fn a_durable_open_syncs_the_staged_run_then_the_case_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        crate::fsio::take_synced();
+        let run = crate::case::testing::payments_run(tmp.path(), &[]);
+        let synced = crate::fsio::take_synced();
+        let case_dir = run.dir().parent().unwrap();
+        let run_id = run.dir().file_name().unwrap().to_string_lossy();
+        let staging = case_dir.join(format!(".staging-{run_id}"));
+        let n = synced.len();
+        assert!(n >= 2, "{synced:?}");
+        assert_eq!(
+            (synced[n - 2].as_path(), synced[n - 1].as_path()),
+            (staging.as_path(), case_dir),
+            "{synced:?}"
+        );
     }
 
     /// A scope rule is `GLOB=KIND` with a relative glob that stays in the repository and a
