@@ -30,7 +30,7 @@ pub fn relaxed<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Whether writes on this thread are fsynced (see [`relaxed`]).
-pub fn durable() -> bool {
+fn durable() -> bool {
     !RELAXED.with(Cell::get)
 }
 
@@ -55,11 +55,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         file.write_all(bytes)?;
-        if durable() {
-            sync_file(&file, &tmp)?;
-        }
+        sync_file(&file, &tmp)?;
         fs::rename(&tmp, path)?;
-        if durable() { sync_dir(dir) } else { Ok(()) }
+        sync_dir(dir)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -78,22 +76,37 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> io::Res
     write_atomic(path, text.as_bytes())
 }
 
-/// fsyncs a directory so renames inside it are durable.
+/// fsyncs a directory so renames inside it are durable; nothing when durability is
+/// relaxed on this thread (see [`relaxed`]).
 ///
 /// # Errors
 ///
 /// The I/O error opening or syncing `dir`.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    sync_file(&File::open(dir)?, dir)
+    if durable() {
+        sync_recorded(&File::open(dir)?, dir)
+    } else {
+        Ok(())
+    }
 }
 
-/// fsyncs `file`, opened from `path` (a regular file or a directory). Every fsync the
-/// engine makes goes through here, so the unit tests can see which ones a rail made.
+/// fsyncs `file`, opened from `path`; nothing when durability is relaxed on this thread
+/// (see [`relaxed`]). With [`sync_dir`], every fsync the engine makes: relaxed mode is
+/// decided here and nowhere else.
 ///
 /// # Errors
 ///
 /// The I/O error syncing `file`.
 pub fn sync_file(file: &File, path: &Path) -> io::Result<()> {
+    if durable() {
+        sync_recorded(file, path)
+    } else {
+        Ok(())
+    }
+}
+
+/// fsyncs `file`, and in unit-test builds records `path` as synced on this thread.
+fn sync_recorded(file: &File, path: &Path) -> io::Result<()> {
     file.sync_all()?;
     #[cfg(test)]
     SYNCED.with(|s| s.borrow_mut().push(path.to_path_buf()));
@@ -104,7 +117,7 @@ pub fn sync_file(file: &File, path: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 thread_local! {
-    /// Every file and directory [`sync_file`] synced on this thread, in order: a power
+    /// Every file and directory synced on this thread, in order: a power
     /// failure is the only thing that tells a synced file from an unsynced one, so the
     /// unit tests read this instead.
     static SYNCED: std::cell::RefCell<Vec<PathBuf>> =
@@ -135,11 +148,7 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     buf.push_str(line);
     buf.push('\n');
     file.write_all(buf.as_bytes())?;
-    if durable() {
-        sync_file(&file, path)
-    } else {
-        Ok(())
-    }
+    sync_file(&file, path)
 }
 
 /// Reads a regular file, refusing a symlink (never followed), a FIFO, a device or a
@@ -207,10 +216,7 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.write_all(&bytes[..half])?;
     crash_point("stage-partial");
     file.write_all(&bytes[half..])?;
-    if durable() {
-        sync_file(&file, path)?;
-    }
-    Ok(())
+    sync_file(&file, path)
 }
 
 /// Crash injection for the crash-safety trials: in a debug build, when `ANVIL_CRASH_AT`

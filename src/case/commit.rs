@@ -158,9 +158,6 @@ pub(super) fn discard(files: &BTreeMap<String, (PathBuf, String)>) {
 /// were written): after this, the journal line that commits them is the only write left
 /// that decides the rail.
 pub(super) fn sync_staged(files: &BTreeMap<String, (PathBuf, String)>) -> Result<(), CaseError> {
-    if !crate::fsio::durable() || files.is_empty() {
-        return Ok(());
-    }
     let dirs: std::collections::BTreeSet<PathBuf> = files
         .values()
         .filter_map(|(pending, _)| pending.parent().map(Path::to_path_buf))

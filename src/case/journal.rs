@@ -161,10 +161,7 @@ impl Journal {
             .open(&path)
             .map_err(CaseError::io("open", &path))?;
         file.set_len(at).map_err(CaseError::io("truncate", &path))?;
-        if crate::fsio::durable() {
-            crate::fsio::sync_file(&file, &path).map_err(CaseError::io("sync", &path))?;
-        }
-        Ok(())
+        crate::fsio::sync_file(&file, &path).map_err(CaseError::io("sync", &path))
     }
 }
 

@@ -583,10 +583,7 @@ fn materialize(
             });
         }
         fs::rename(&staging, &final_dir).map_err(CaseError::io("publish", &final_dir))?;
-        if fsio::durable() {
-            fsio::sync_dir(case_dir).map_err(CaseError::io("sync", case_dir))?;
-        }
-        Ok(())
+        fsio::sync_dir(case_dir).map_err(CaseError::io("sync", case_dir))
     })();
     if let Err(e) = result {
         let _ = fs::remove_dir_all(&staging);

@@ -575,7 +575,7 @@ fn write_lock(
         "anchor-written"
     });
     lock.set_len(text.len() as u64)?;
-    if durable && crate::fsio::durable() {
+    if durable {
         crate::fsio::sync_file(lock, path)?;
     }
     Ok(())
@@ -660,7 +660,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::case::testing::{cite, payments_run};
+    use crate::case::testing::{cite, claim_unit, payments_run};
 
     /// A durable rail syncs the lock once, for its fence, before anything else, and its
     /// journal line last: the line is the commit point, and the lock's anchor after it
@@ -691,16 +691,7 @@ mod tests {
         let synced: Vec<PathBuf> = crate::fsio::relaxed(|| {
             let run = payments_run(tmp.path(), &[]);
             let id = cite(&run, "src/payments/service.py", 32, 39).id;
-            run.add_claim(
-                crate::case::research::ClaimInput {
-                    predicate: "field.unit".into(),
-                    value: serde_json::json!("s"),
-                    artifact_ids: vec![id],
-                    confidence: 0.9,
-                },
-                None,
-            )
-            .unwrap();
+            claim_unit(&run, "s", &[&id]);
             run.freeze_research(None).unwrap();
             run.finalize(
                 Some(crate::case::finalize::Status::InsufficientEvidence),

@@ -411,7 +411,7 @@ mod tests {
     use super::{MAX_CLAIM_VALUE_BYTES, MAX_CLAIM_VALUE_DEPTH, claim_problems, nesting, oversized};
     use crate::case::claim::RawClaim;
     use crate::case::evidence::EvidenceDoc;
-    use crate::case::testing::{cite, payments_run};
+    use crate::case::testing::{cite, claim_unit, payments_run};
 
     fn nested(depth: usize) -> Value {
         (0..depth).fold(json!("s"), |inner, _| json!([inner]))
@@ -436,16 +436,7 @@ mod tests {
         let schema = cite(&run, "tests/test_capture.py", 6, 8);
         let doc = cite(&run, "docs/payments.md", 4, 4);
         for (value, id) in [("s", &code.id), ("ms", &schema.id), ("min", &doc.id)] {
-            run.add_claim(
-                crate::case::research::ClaimInput {
-                    predicate: "field.unit".into(),
-                    value: json!(value),
-                    artifact_ids: vec![id.clone()],
-                    confidence: 0.9,
-                },
-                None,
-            )
-            .unwrap();
+            claim_unit(&run, value, &[id]);
         }
         let research = run.freeze_research(None).unwrap();
         let support: Vec<(Value, f64, bool)> = research

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
+use super::claim::RawClaim;
 use super::evidence::{EvidenceArtifact, EvidenceRequest};
+use super::research::ClaimInput;
 use super::{OpenRequest, RunHandle, open};
 
 /// An annotate-unit run on the payments example's `capture_timeout`, its cases dir in
@@ -30,4 +32,15 @@ pub(crate) fn cite(run: &RunHandle, path: &str, start: u32, end: u32) -> Evidenc
         end_line: Some(end),
     };
     run.add_evidence(&req, None).unwrap()
+}
+
+/// Claims `field.unit` = `value` on `artifact_ids` through the add-claim rail.
+pub(crate) fn claim_unit(run: &RunHandle, value: &str, artifact_ids: &[&str]) -> RawClaim {
+    let input = ClaimInput {
+        predicate: "field.unit".into(),
+        value: serde_json::json!(value),
+        artifact_ids: artifact_ids.iter().map(ToString::to_string).collect(),
+        confidence: 0.9,
+    };
+    run.add_claim(input, None).unwrap()
 }
