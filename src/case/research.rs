@@ -417,6 +417,17 @@ mod tests {
         (0..depth).fold(json!("s"), |inner, _| json!([inner]))
     }
 
+    /// A value `build(depth)` deep is admitted at the nesting limit and refused, naming its
+    /// depth, one level deeper.
+    fn at_the_depth_limit_and_one_over(build: fn(usize) -> Value) {
+        assert_eq!(oversized(&build(MAX_CLAIM_VALUE_DEPTH)), None);
+        let over = oversized(&build(MAX_CLAIM_VALUE_DEPTH + 1)).expect("refused");
+        assert!(
+            over.contains(&format!("nested {} deep", MAX_CLAIM_VALUE_DEPTH + 1)),
+            "{over}"
+        );
+    }
+
     /// `depth` objects, each the one value of the next, around a string.
     fn nested_objects(depth: usize) -> Value {
         (0..depth).fold(json!("s"), |inner, _| json!({ "v": inner }))
@@ -460,12 +471,7 @@ mod tests {
     fn objects_count_towards_the_nesting_limit_like_arrays() {
         assert_eq!(nesting(&nested_objects(3)), 3);
         assert_eq!(nesting(&json!({"a": [1, {"b": [[]]}], "c": {}})), 5);
-        assert_eq!(oversized(&nested_objects(MAX_CLAIM_VALUE_DEPTH)), None);
-        let over = oversized(&nested_objects(MAX_CLAIM_VALUE_DEPTH + 1)).expect("refused");
-        assert!(
-            over.contains(&format!("nested {} deep", MAX_CLAIM_VALUE_DEPTH + 1)),
-            "{over}"
-        );
+        at_the_depth_limit_and_one_over(nested_objects);
     }
 
     /// A claim citing an artifact of a kind the case's contract does not admit is refused
@@ -507,12 +513,7 @@ mod tests {
             nesting(&nested(MAX_CLAIM_VALUE_DEPTH)),
             MAX_CLAIM_VALUE_DEPTH
         );
-        assert_eq!(oversized(&nested(MAX_CLAIM_VALUE_DEPTH)), None);
-        let over = oversized(&nested(MAX_CLAIM_VALUE_DEPTH + 1)).expect("refused");
-        assert!(
-            over.contains(&format!("nested {} deep", MAX_CLAIM_VALUE_DEPTH + 1)),
-            "{over}"
-        );
+        at_the_depth_limit_and_one_over(nested);
     }
 
     #[test]
