@@ -7,7 +7,7 @@ use super::error::CaseError;
 use super::evidence::{EvidenceArtifact, EvidenceDoc, EvidenceRequest, Source, acquire};
 use super::layout::{CASE_JSON, LIFECYCLE_JSON, MAX_RUN_FILE_BYTES, SOURCE_JSON};
 use super::run::Run;
-use crate::repo::digest::SourceManifest;
+use crate::repo::digest::{Recorded, SourceManifest};
 
 /// The repository as this run may cite it (R-GATE-3): the blobs committed at its source
 /// revision, or, without a commit, the manifest recorded at open (`source.json`, bound to
@@ -43,7 +43,7 @@ fn cases_dir_inside(run: &Run) -> Option<std::path::PathBuf> {
     cases.starts_with(&repo).then_some(cases)
 }
 
-fn load_manifest(run: &Run) -> Result<SourceManifest, CaseError> {
+fn load_manifest(run: &Run) -> Result<Recorded, CaseError> {
     let path = run.dir.join(SOURCE_JSON);
     let tampered = |reason: String| CaseError::Tampered {
         file: SOURCE_JSON.into(),
@@ -55,17 +55,17 @@ fn load_manifest(run: &Run) -> Result<SourceManifest, CaseError> {
             "case.json records no sourceDigest for a repository without a commit".into(),
         ));
     };
-    let bytes = crate::fsio::read_regular(&path, MAX_RUN_FILE_BYTES)
+    let mut bytes = crate::fsio::read_regular(&path, MAX_RUN_FILE_BYTES)
         .map_err(CaseError::io("read", &path))?;
     // Open writes the manifest's canonical JSON and a newline. Bytes that hash to the
     // recorded digest are that JSON (sha256 admits no other), so they hold no repeated key
-    // and fit the type: the plain parser reads them. Anything else (a run written before
-    // source.json was canonical, or an edited file) takes the strict path below.
+    // and fit the type: they are searched as they are, for the one path a rail reads.
+    // Anything else (a run written before source.json was canonical, or an edited file)
+    // takes the strict path below.
     let canonical = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    if crate::canon::bytes_hash(canonical) == *recorded
-        && let Ok(manifest) = serde_json::from_slice::<SourceManifest>(canonical)
-    {
-        return Ok(manifest);
+    if crate::canon::bytes_hash(canonical) == *recorded {
+        bytes.truncate(canonical.len());
+        return Ok(Recorded::verified_json(bytes));
     }
     let text = std::str::from_utf8(&bytes).map_err(|_| tampered("is not UTF-8".into()))?;
     let manifest: SourceManifest =
@@ -80,7 +80,7 @@ fn load_manifest(run: &Run) -> Result<SourceManifest, CaseError> {
             "hashes to {digest}, but case.json recorded {recorded}"
         )));
     }
-    Ok(manifest)
+    Ok(manifest.into())
 }
 
 /// Refuses a repository path that lies inside a run directory — this run's workspace or

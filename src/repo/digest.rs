@@ -118,12 +118,160 @@ impl SourceManifest {
     }
 }
 
+/// A manifest as a rail reads it: looks up the hash recorded for one path.
+///
+/// `source.json` whose bytes hash to the digest case.json records is exactly what open
+/// wrote (sha256 admits no other bytes), so it is kept as bytes and searched, not built
+/// into a map of up to [`MAX_FILES`] entries: most rails read one file, and one pass over
+/// the JSON that allocates nothing costs a fraction of building the map. A caller that
+/// looks up a second path gets the map, built once.
+#[derive(Debug)]
+pub struct Recorded {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Json {
+        bytes: Vec<u8>,
+        searched: std::sync::atomic::AtomicBool,
+        map: std::sync::OnceLock<Result<SourceManifest, String>>,
+    },
+    Parsed(SourceManifest),
+}
+
+impl From<SourceManifest> for Recorded {
+    fn from(manifest: SourceManifest) -> Recorded {
+        Recorded {
+            inner: Inner::Parsed(manifest),
+        }
+    }
+}
+
+impl Recorded {
+    /// A manifest's canonical JSON, already checked against its digest by the caller.
+    #[must_use]
+    pub fn verified_json(bytes: Vec<u8>) -> Recorded {
+        Recorded {
+            inner: Inner::Json {
+                bytes,
+                searched: std::sync::atomic::AtomicBool::new(false),
+                map: std::sync::OnceLock::new(),
+            },
+        }
+    }
+
+    /// The hash recorded for `rel`, `None` when the manifest has no such file.
+    ///
+    /// # Errors
+    ///
+    /// The parser's message when the bytes are not a manifest's JSON (never for bytes that
+    /// hash to a manifest's digest).
+    pub fn hash_of(&self, rel: &str) -> Result<Option<String>, String> {
+        use std::sync::atomic::Ordering;
+        match &self.inner {
+            Inner::Parsed(m) => Ok(m.files.get(rel).cloned()),
+            Inner::Json {
+                bytes,
+                searched,
+                map,
+            } => {
+                if !searched.swap(true, Ordering::Relaxed) {
+                    return find_file(bytes, rel).map_err(|e| e.to_string());
+                }
+                let parsed = map.get_or_init(|| {
+                    serde_json::from_slice::<SourceManifest>(bytes).map_err(|e| e.to_string())
+                });
+                match parsed {
+                    Ok(m) => Ok(m.files.get(rel).cloned()),
+                    Err(e) => Err(e.clone()),
+                }
+            }
+        }
+    }
+}
+
+/// `files[rel]` in a manifest's JSON, in one pass that builds nothing but the hash found.
+fn find_file(json: &[u8], rel: &str) -> Result<Option<String>, serde_json::Error> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+    use std::fmt;
+
+    /// Whether a key equals `want`, read without allocating when it has no escape.
+    struct KeyIs<'w>(&'w str);
+    impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
+        type Value = bool;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl Visitor<'_> for KeyIs<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<bool, E> {
+            Ok(v == self.0)
+        }
+    }
+
+    /// The value under the key equal to `want` in a map, every other value skipped.
+    struct Entry<'w>(&'w str);
+    impl<'de> DeserializeSeed<'de> for Entry<'_> {
+        type Value = Option<String>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Entry<'_> {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a map of paths to hashes")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(hit) = map.next_key_seed(KeyIs(self.0))? {
+                if hit {
+                    found = Some(map.next_value::<String>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+
+    /// The manifest object: `files` searched, its other fields skipped.
+    struct Manifest<'w>(&'w str);
+    impl<'de> Visitor<'de> for Manifest<'_> {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a source manifest")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(files) = map.next_key_seed(KeyIs("files"))? {
+                if files {
+                    found = map.next_value_seed(Entry(self.0))?;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let found = de.deserialize_map(Manifest(rel))?;
+    de.end()?;
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_manifest_written_directly_is_its_canonical_json() {
+    /// Paths that need escaping in JSON, or sort apart in bytes and characters.
+    fn awkward_manifest() -> SourceManifest {
         let files = [
             "src/z.py",
             "src/a.py",
@@ -139,11 +287,16 @@ mod tests {
         .enumerate()
         .map(|(i, p)| (p.to_string(), format!("sha256:{i:064}")))
         .collect();
-        let manifest = SourceManifest {
+        SourceManifest {
             format: SOURCE_FORMAT.into(),
             format_version: SOURCE_FORMAT_VERSION,
             files,
-        };
+        }
+    }
+
+    #[test]
+    fn the_manifest_written_directly_is_its_canonical_json() {
+        let manifest = awkward_manifest();
         let canonical = crate::canon::canonical_json(&manifest);
         assert_eq!(
             String::from_utf8(manifest.canonical_bytes()).unwrap(),
@@ -156,5 +309,67 @@ mod tests {
                 && canonical.contains("\"\u{1f600}.txt\":\"sha256:0"),
             "{canonical}"
         );
+    }
+
+    /// The one-pass search finds what the map holds, escaped paths included, and nothing
+    /// for a path the manifest lacks (a prefix or an unescaped spelling of a key).
+    #[test]
+    fn searching_the_json_finds_what_the_map_holds() {
+        let manifest = awkward_manifest();
+        let json = manifest.canonical_bytes();
+        for (path, hash) in &manifest.files {
+            assert_eq!(
+                find_file(&json, path).unwrap().as_ref(),
+                Some(hash),
+                "{path}"
+            );
+        }
+        for absent in [
+            "src",
+            "src/a.py ",
+            "quote\\\"and\\\\back",
+            "files",
+            "format",
+            "",
+        ] {
+            assert_eq!(find_file(&json, absent).unwrap(), None, "{absent}");
+        }
+        // Not a manifest: the parser's error, never a guess.
+        for bad in [
+            &b"{\"files\":[1]}"[..],
+            b"{\"files\":{}} trailing",
+            b"[]",
+            b"",
+        ] {
+            assert!(
+                find_file(bad, "a").is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    /// A manifest kept as bytes answers like the parsed one on every lookup: the first
+    /// searches the bytes, the later ones read the map built once.
+    #[test]
+    fn a_manifest_kept_as_json_answers_like_the_parsed_one() {
+        let manifest = awkward_manifest();
+        let json = Recorded::verified_json(manifest.canonical_bytes());
+        let parsed = Recorded::from(manifest.clone());
+        let map_built = |r: &Recorded| match &r.inner {
+            Inner::Json { map, .. } => map.get().is_some_and(Result::is_ok),
+            Inner::Parsed(_) => panic!("kept as JSON"),
+        };
+        assert_eq!(json.hash_of("src/a.py"), parsed.hash_of("src/a.py"));
+        assert!(!map_built(&json), "one lookup builds no map");
+        for _ in 0..2 {
+            for path in manifest.files.keys().chain([&"missing".to_string()]) {
+                assert_eq!(json.hash_of(path), parsed.hash_of(path), "{path}");
+            }
+        }
+        assert!(map_built(&json), "later lookups read the map");
+        let broken = Recorded::verified_json(b"{\"files\":7}".to_vec());
+        assert!(broken.hash_of("a").is_err());
+        assert!(broken.hash_of("a").is_err(), "the map's error too");
     }
 }

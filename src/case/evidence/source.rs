@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use super::EvidenceError;
 use super::path::read_checked;
 use crate::repo::committed::{Committed, CommittedError};
-use crate::repo::digest::SourceManifest;
+use crate::repo::digest::Recorded;
 
 enum Reader {
     Committed(Box<Committed>),
-    Digested(SourceManifest),
+    Digested(Recorded),
     /// Unit tests only: the working tree, trusted as is.
     #[cfg(test)]
     Worktree,
@@ -49,7 +49,7 @@ impl Source {
 
     /// A repository without a commit, as `manifest` recorded it at open.
     #[must_use]
-    pub fn digested(revision: &str, manifest: SourceManifest) -> Source {
+    pub fn digested(revision: &str, manifest: Recorded) -> Source {
         Source {
             revision: revision.to_string(),
             reader: Reader::Digested(manifest),
@@ -101,11 +101,17 @@ impl Source {
                 .map_err(|e| committed_error(e, rel)),
             Reader::Digested(manifest) => {
                 let bytes = read_checked(root, abs, rel)?;
-                let Some(recorded) = manifest.files.get(rel) else {
+                let recorded =
+                    manifest
+                        .hash_of(rel)
+                        .map_err(|reason| EvidenceError::Repository {
+                            reason: format!("source.json: {reason}"),
+                        })?;
+                let Some(recorded) = recorded else {
                     return Err(EvidenceError::NotAtOpen { path: rel.into() });
                 };
                 let hash = crate::canon::bytes_hash(&bytes);
-                if hash != *recorded {
+                if hash != recorded {
                     return Err(EvidenceError::ChangedSinceOpen { path: rel.into() });
                 }
                 Ok((bytes, Some(hash)))
