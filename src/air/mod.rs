@@ -8,8 +8,8 @@ mod target;
 
 pub use detect::{Deficiency, deficiencies_for, detect, is_tautological, name_words};
 pub use model::{
-    AIR_VERSION, Air, AirError, AirSource, Capability, Composition, ErrorDef, Field, Operation,
-    Provenance, Service,
+    AIR_VERSION, Air, AirError, AirSource, Capability, Composition, ErrorDef, Field, KnownAir,
+    Operation, Provenance, Service,
 };
 pub use target::{Location, TargetKey, TargetKeyError, is_field_name, is_segment_id};
 // A contract names deficiency codes and target kinds, so they live below AIR, in `skill`.

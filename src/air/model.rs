@@ -20,6 +20,15 @@ use crate::skill::vocab;
 
 pub const AIR_VERSION: u32 = 1;
 
+/// What a run recorded of its AIR file at open: the file's path, the sha256 of the bytes
+/// read (`sha256:` hex) and the canonical hash of the AIR they held.
+#[derive(Debug, Clone, Copy)]
+pub struct KnownAir<'a> {
+    pub path: &'a Path,
+    pub bytes_hash: &'a str,
+    pub air_hash: &'a str,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Air {
@@ -233,9 +242,48 @@ impl Air {
     ///
     /// What [`Air::load`] refuses.
     pub fn hash_file(path: &Path) -> Result<String, AirError> {
+        let (bytes, is_yaml) = Air::read(path)?;
+        Air::hash_bytes(bytes, is_yaml, path)
+    }
+
+    /// [`Air::load`], with the sha256 of the bytes it parsed (`sha256:` hex, as
+    /// [`crate::canon::bytes_hash`]): what open records, so that a later check of the same
+    /// bytes needs no parse ([`Air::hash_file_known`]).
+    ///
+    /// # Errors
+    ///
+    /// What [`Air::load`] refuses.
+    pub fn load_hashed(path: &Path) -> Result<(Air, String), AirError> {
+        let (bytes, is_yaml) = Air::read(path)?;
+        let bytes_hash = crate::canon::bytes_hash(&bytes);
+        let air = Air::from_bytes(bytes, is_yaml, &path.display().to_string())?;
+        Ok((air, bytes_hash))
+    }
+
+    /// [`Air::hash_file`], answered from `known` without parsing when the file holds the
+    /// bytes open read, in the same format: those bytes gave `known.air_hash`. Any other
+    /// bytes (an edit, or reformatting that may keep the AIR) are parsed and hashed. A
+    /// rail checks the AIR on every call, and parsing a 5,000-operation AIR is most of a
+    /// second's worth of rails.
+    ///
+    /// # Errors
+    ///
+    /// What [`Air::load`] refuses.
+    pub fn hash_file_known(path: &Path, known: &KnownAir<'_>) -> Result<String, AirError> {
+        let (bytes, is_yaml) = Air::read(path)?;
+        if is_yaml == Air::is_yaml_path(known.path)
+            && crate::canon::bytes_hash(&bytes) == known.bytes_hash
+        {
+            return Ok(known.air_hash.to_string());
+        }
+        Air::hash_bytes(bytes, is_yaml, path)
+    }
+
+    /// The AIR hash of `bytes` read from `path`, remembered in the process under their
+    /// sha256 and format.
+    fn hash_bytes(bytes: Vec<u8>, is_yaml: bool, path: &Path) -> Result<String, AirError> {
         use sha2::{Digest, Sha256};
         static HASHES: crate::memo::Memo<[u8; 32], String> = crate::memo::Memo::new(1024);
-        let (bytes, is_yaml) = Air::read(path)?;
         let mut digest = Sha256::new();
         digest.update([u8::from(is_yaml)]);
         digest.update(&bytes);
@@ -250,11 +298,15 @@ impl Air {
             file: path.display().to_string(),
             source: e.into(),
         })?;
-        let is_yaml = matches!(
+        Ok((bytes, Air::is_yaml_path(path)))
+    }
+
+    /// Whether `path` names a YAML document (by its extension).
+    fn is_yaml_path(path: &Path) -> bool {
+        matches!(
             path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml")
-        );
-        Ok((bytes, is_yaml))
+        )
     }
 
     fn from_bytes(bytes: Vec<u8>, is_yaml: bool, file: &str) -> Result<Air, AirError> {
@@ -676,6 +728,46 @@ mod tests {
         std::fs::write(&path, b"{ not json").unwrap();
         let refused = Air::hash_file(&path).unwrap_err().to_string();
         assert_eq!(refused, Air::load(&path).unwrap_err().to_string());
+    }
+
+    /// Bytes open hashed are answered from its record, without a parse (the recorded AIR
+    /// hash here is a stand-in no parse could give); other bytes, or the same bytes in
+    /// the other format, are parsed and hashed.
+    #[test]
+    fn hash_file_known_answers_recorded_bytes_from_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("air.json");
+        std::fs::write(&path, air_with_description("first")).unwrap();
+        let (air, bytes_hash) = Air::load_hashed(&path).unwrap();
+        assert_eq!(
+            bytes_hash,
+            crate::canon::bytes_hash(&std::fs::read(&path).unwrap())
+        );
+        let known = KnownAir {
+            path: &path,
+            bytes_hash: &bytes_hash,
+            air_hash: "recorded",
+        };
+        assert_eq!(Air::hash_file_known(&path, &known).unwrap(), "recorded");
+        // The same bytes elsewhere are the same AIR.
+        let copy = dir.path().join("copy.json");
+        std::fs::copy(&path, &copy).unwrap();
+        assert_eq!(Air::hash_file_known(&copy, &known).unwrap(), "recorded");
+        // The same bytes read as YAML are parsed.
+        let yaml = dir.path().join("air.yaml");
+        std::fs::copy(&path, &yaml).unwrap();
+        assert_eq!(Air::hash_file_known(&yaml, &known).unwrap(), air.hash());
+        // An edit is parsed, and refused as `load` refuses it.
+        std::fs::write(&path, air_with_description("second")).unwrap();
+        assert_eq!(
+            Air::hash_file_known(&path, &known).unwrap(),
+            Air::load(&path).unwrap().hash()
+        );
+        std::fs::write(&path, b"{ not json").unwrap();
+        assert_eq!(
+            Air::hash_file_known(&path, &known).unwrap_err().to_string(),
+            Air::load(&path).unwrap_err().to_string()
+        );
     }
 
     #[test]

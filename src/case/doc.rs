@@ -47,6 +47,10 @@ pub struct Identity {
     pub run_id: RunId,
     pub case_key: CaseKey,
     pub air_hash: String,
+    /// The sha256 of the AIR file's bytes as open read them: a rail that finds the same
+    /// bytes knows the AIR hash without parsing them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub air_bytes_hash: Option<String>,
     pub source_revision: String,
     /// For a repository without a commit: the digest of `source.json`, the manifest of
     /// what it held at open, which evidence must match.

@@ -118,6 +118,7 @@ impl RunHandle {
         let current = current_world(
             Path::new(&run.doc.inputs.air),
             Path::new(&run.doc.inputs.repository),
+            &run.doc,
         );
         let stale = staleness(&run.doc, &current);
         if !stale.is_empty() {
@@ -201,7 +202,7 @@ impl RunHandle {
             || run.doc.inputs.repository.clone().into(),
             Path::to_path_buf,
         );
-        let current: Current = current_world(&air, &repo);
+        let current: Current = current_world(&air, &repo, &run.doc);
         Ok(VerifyReport {
             format: "anvil-verify",
             format_version: 1,
@@ -417,6 +418,7 @@ impl RunHandle {
         let current = current_world(
             Path::new(&run.doc.inputs.air),
             Path::new(&run.doc.inputs.repository),
+            &run.doc,
         );
         let result: Option<Value> = store::read_doc(self.dir(), RESULT_JSON).ok().flatten();
         let next = match lc.state {

@@ -100,6 +100,8 @@ pub struct Opened {
 /// The validated inputs of an open; building it touches nothing on disk.
 struct Resolved {
     air: Air,
+    /// The sha256 of the bytes `air` was parsed from.
+    air_bytes_hash: String,
     air_path: PathBuf,
     repo: PathBuf,
     skill: &'static SkillContract,
@@ -154,7 +156,7 @@ pub fn parse_scope(rule: &str) -> Result<Scope, CaseError> {
 }
 
 fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
-    let air = Air::load(&req.air)?;
+    let (air, air_bytes_hash) = Air::load_hashed(&req.air)?;
     let reg = registry();
     let skill = reg.get(&req.skill).ok_or_else(|| CaseError::UnknownSkill {
         skill: req.skill.clone(),
@@ -200,6 +202,7 @@ fn resolve(req: &OpenRequest) -> Result<Resolved, CaseError> {
         deficiency: chosen.code,
         deficiency_detail: chosen.detail(),
         air,
+        air_bytes_hash,
         air_path,
         repo,
         skill,
@@ -413,6 +416,7 @@ fn build_doc(
             run_id,
             case_key: r.case_key.clone(),
             air_hash: r.air.hash(),
+            air_bytes_hash: Some(r.air_bytes_hash.clone()),
             source_revision: revision,
             source_digest: None,
             skill: skill.name.clone(),

@@ -14,7 +14,7 @@ use super::lifecycle::Lifecycle;
 use super::rail::Broken;
 use super::run::Run;
 use super::views::{CASE_MD, SCHEMA_FILE, render_views};
-use crate::air::Air;
+use crate::air::{Air, KnownAir};
 use crate::memo::Memo;
 use crate::skill::{Scope, SkillContract, registry};
 
@@ -77,11 +77,24 @@ fn policy_hash(skill: &'static SkillContract, scopes: &[Scope]) -> String {
     })
 }
 
-/// The world as `air` and `repo` say it is now.
+/// The world as `air` and `repo` say it is now; `doc` is the run it is compared with,
+/// whose record of the AIR file spares parsing bytes it already hashed.
 #[must_use]
-pub fn current_world(air: &Path, repo: &Path) -> Current {
+pub fn current_world(air: &Path, repo: &Path, doc: &CaseDoc) -> Current {
+    let id = &doc.identity;
+    let air_hash = match &id.air_bytes_hash {
+        Some(bytes_hash) => Air::hash_file_known(
+            air,
+            &KnownAir {
+                path: Path::new(&doc.inputs.air),
+                bytes_hash,
+                air_hash: &id.air_hash,
+            },
+        ),
+        None => Air::hash_file(air),
+    };
     Current {
-        air_hash: Some(match Air::hash_file(air) {
+        air_hash: Some(match air_hash {
             Ok(h) => h,
             Err(e) => format!("(unreadable: {e})"),
         }),
@@ -195,4 +208,48 @@ pub fn drift(run: &Run) -> Result<Vec<Drift>, CaseError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::testing::payments_run;
+
+    /// Open records the sha256 of the AIR bytes it parsed. The current AIR hash of those
+    /// bytes is then the recorded one, taken from the record without a parse (a stand-in
+    /// recorded hash shows it); other bytes, or a run recorded without the bytes hash,
+    /// are parsed.
+    #[test]
+    fn the_air_hash_of_the_bytes_open_read_comes_from_the_record() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = payments_run(tmp.path(), &[]);
+        let doc = run.doc().clone();
+        let air = Path::new(&doc.inputs.air);
+        let repo = Path::new(&doc.inputs.repository);
+        let bytes = std::fs::read(air).unwrap();
+        assert_eq!(
+            doc.identity.air_bytes_hash,
+            Some(crate::canon::bytes_hash(&bytes))
+        );
+        let mut stand_in = doc.clone();
+        stand_in.identity.air_hash = "sha256:stand-in".into();
+        assert_eq!(
+            current_world(air, repo, &stand_in).air_hash.as_deref(),
+            Some("sha256:stand-in")
+        );
+        let edited = tmp.path().join("air.json");
+        let text = String::from_utf8(bytes).unwrap();
+        std::fs::write(&edited, text.replacen("Amount to charge.", "Amount.", 1)).unwrap();
+        let parsed = Air::load(&edited).unwrap().hash();
+        assert_ne!(parsed, doc.identity.air_hash);
+        assert_eq!(
+            current_world(&edited, repo, &stand_in).air_hash,
+            Some(parsed)
+        );
+        stand_in.identity.air_bytes_hash = None;
+        assert_eq!(
+            current_world(air, repo, &stand_in).air_hash,
+            Some(doc.identity.air_hash)
+        );
+    }
 }
