@@ -468,36 +468,46 @@ impl Attester {
             let Compiled::Patterns(rules) = compiled else {
                 continue;
             };
-            let mut stated: Vec<(BTreeSet<String>, Vec<AttestedLine>)> = Vec::new();
+            // Each stating line, and its set of values as an index into `sets`, the distinct
+            // sets in the order first stated: a repository scan can hold a million stating
+            // lines but few distinct sets, and the pair search runs over the sets.
+            let mut stated: Vec<(&EvidenceArtifact, Line<'_>, Vec<&CompiledRule>, usize)> =
+                Vec::new();
+            let mut sets: Vec<(BTreeSet<String>, usize)> = Vec::new();
+            let mut set_ids: BTreeMap<BTreeSet<String>, usize> = BTreeMap::new();
             let mut seen = BTreeSet::new();
             for a in evidence.artifacts.iter().filter(|a| a.is_verified()) {
                 for (line, matched) in scan(a, &self.spelling, rules) {
                     if matched.is_empty() || !seen.insert((place(a), line.number)) {
                         continue;
                     }
-                    let set = matched
+                    let set: BTreeSet<String> = matched
                         .iter()
                         .flat_map(|r| r.values.iter().map(std::string::ToString::to_string))
                         .collect();
-                    let ls = matched
-                        .iter()
-                        .map(|r| attested_line(a, &line, Some(r)))
-                        .collect();
-                    stated.push((set, ls));
+                    let id = *set_ids.entry(set).or_insert_with_key(|set| {
+                        sets.push((set.clone(), stated.len()));
+                        sets.len() - 1
+                    });
+                    stated.push((a, line, matched, id));
                 }
             }
-            let pair = stated.iter().enumerate().find_map(|(i, (a, _))| {
-                stated[i + 1..]
-                    .iter()
-                    .find(|(b, _)| a.is_disjoint(b))
-                    .map(|(_, lb)| (i, lb))
-            });
-            let Some((i, lb)) = pair else {
+            let ids: Vec<usize> = stated.iter().map(|s| s.3).collect();
+            let Some((i, j)) = first_disjoint_pair(&ids, &sets) else {
                 continue;
             };
-            let la = &stated[i].1;
+            let stated: Vec<Vec<AttestedLine>> = stated
+                .iter()
+                .map(|(a, line, matched, _)| {
+                    matched
+                        .iter()
+                        .map(|r| attested_line(a, line, Some(r)))
+                        .collect()
+                })
+                .collect();
+            let (la, lb) = (&stated[i], &stated[j]);
             let mut values: Vec<Value> = Vec::new();
-            for l in stated.iter().flat_map(|(_, ls)| ls.iter()) {
+            for l in stated.iter().flatten() {
                 for v in &l.values {
                     if !values.contains(v) {
                         values.push(v.clone());
@@ -514,13 +524,37 @@ impl Attester {
             out.push(AttestedConflict {
                 predicate: predicate.clone(),
                 values,
-                lines: stated.into_iter().flat_map(|(_, ls)| ls).collect(),
+                lines: stated.into_iter().flatten().collect(),
                 claimed: claimed.get(predicate).cloned().unwrap_or_default(),
                 note,
             });
         }
         out
     }
+}
+
+/// The first line with a later line that shares no value with it, and the first such later
+/// line: lines given as indices into `sets`, the distinct sets of values each with the
+/// first line stating it, in that order. A disjoint pair of sets, the earlier first stated
+/// at line `f`, makes line `f` such a line; so the first is where the earliest set with a
+/// disjoint partner was first stated, and the search runs over the distinct sets (few,
+/// from the skill's rules) rather than over every pair of lines (a million, in a
+/// repository scan).
+fn first_disjoint_pair(
+    lines: &[usize],
+    sets: &[(BTreeSet<String>, usize)],
+) -> Option<(usize, usize)> {
+    // A set is checked against itself too: the empty set shares no value even with itself
+    // (and when it is stated only once, no later line is found for it, so none is for any).
+    let i = (0..sets.len()).find_map(|x| {
+        sets[x..]
+            .iter()
+            .any(|(other, _)| sets[x].0.is_disjoint(other))
+            .then_some(sets[x].1)
+    })?;
+    let before = &sets[lines[i]].0;
+    let j = (i + 1..lines.len()).find(|&j| sets[lines[j]].0.is_disjoint(before))?;
+    Some((i, j))
 }
 
 /// The lines of `a` that concern the target, each with the rules that match it.

@@ -382,3 +382,34 @@ fn a_quoted_line_is_cut_past_200_characters() {
     assert_eq!(quote(201), format!("{}…", "é".repeat(200)));
     assert_eq!(quote(3), "ééé");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+    /// The pair search over distinct sets finds the pair the search over every pair of
+    /// lines finds: the first line with a later disjoint line, and the first such line.
+    #[test]
+    fn the_pair_search_over_distinct_sets_is_the_search_over_lines(
+        lines in proptest::collection::vec(
+            proptest::collection::btree_set("[a-c]", 0..3), 0..12)
+    ) {
+        let naive = lines.iter().enumerate().find_map(|(i, a)| {
+            lines[i + 1..]
+                .iter()
+                .position(|b| a.is_disjoint(b))
+                .map(|k| (i, i + 1 + k))
+        });
+        let mut sets: Vec<(std::collections::BTreeSet<String>, usize)> = Vec::new();
+        let ids: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .map(|(n, set)| {
+                sets.iter().position(|(s, _)| s == set).unwrap_or_else(|| {
+                    sets.push((set.clone(), n));
+                    sets.len() - 1
+                })
+            })
+            .collect();
+        proptest::prop_assert_eq!(first_disjoint_pair(&ids, &sets), naive);
+    }
+}
