@@ -1,7 +1,8 @@
 //! The engine's rails and tools at the scales issue 13 names: one whole scripted case
 //! (open → close) through the library API, durable and relaxed; each rail of that case on
 //! its own (`rail/…`, durable); add-evidence of 1 KiB, 1 MiB and 16 MiB files;
-//! `source.find_text` over 100 and 2,000 files.
+//! `source.find_text` over 100 and 2,000 files; `close` whose whole-repository scan reads
+//! 100 and 1,000 files that state a value on every line.
 //!
 //! `cargo bench --bench rails` (add `-- --quick` for a short run, `-- rail/` for the rails
 //! alone). The side-by-side table against `--version`, `sha256sum` and `rg -F` is
@@ -268,16 +269,22 @@ fn bench_add_evidence(c: &mut Criterion) {
     g.finish();
 }
 
-/// A world whose `src/` holds `files` files of about `per_file` bytes each.
-fn world_with_tree(files: usize, per_file: usize) -> (tempfile::TempDir, PathBuf) {
-    let w = world();
-    let src = w.path().join("repo/src/gen");
+/// Adds `files` files of about `per_file` bytes each under the world's `src/gen/`, every
+/// line of them naming the target in a conversion the unit rules read.
+fn add_tree(root: &Path, files: usize, per_file: usize) {
+    let src = root.join("repo/src/gen");
     std::fs::create_dir_all(&src).unwrap();
     let line = "def handler(request): return request.capture_timeout * 1000  # window\n";
     let body = line.repeat(per_file / line.len() + 1);
     for i in 0..files {
         std::fs::write(src.join(format!("m{i:05}.py")), &body).unwrap();
     }
+}
+
+/// A world whose `src/` holds `files` files of about `per_file` bytes each.
+fn world_with_tree(files: usize, per_file: usize) -> (tempfile::TempDir, PathBuf) {
+    let w = world();
+    add_tree(w.path(), files, per_file);
     let mut req = request(w.path());
     req.tool_limits = vec![
         "selectedFiles=100000".into(),
@@ -311,11 +318,42 @@ fn bench_find_text(c: &mut Criterion) {
     g.finish();
 }
 
+/// `close` at the end of the whole case, on a repository with `files` more files of 50 KB
+/// whose every line states the unit: close's whole-repository scan (R-GATE-2) reads them
+/// up to its budget (5,000 files, 64 MiB) and looks for two lines stating different
+/// values among every line that states one (about 600 per file here, none conflicting).
+fn bench_close_scan(c: &mut Criterion) {
+    let mut g = c.benchmark_group("close_scan");
+    g.sample_size(10);
+    for files in [100usize, 1000] {
+        g.bench_function(format!("{files}_files"), |b| {
+            b.iter_batched(
+                || {
+                    let w = world();
+                    add_tree(w.path(), files, 50_000);
+                    let mut case = Case::new(w.path());
+                    for (_, before) in &STEPS[..STEPS.len() - 1] {
+                        before(&mut case);
+                    }
+                    (w, case)
+                },
+                |(w, mut case)| {
+                    step_close(&mut case);
+                    (w, case)
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_case,
     bench_rail,
     bench_add_evidence,
-    bench_find_text
+    bench_find_text,
+    bench_close_scan
 );
 criterion_main!(benches);
