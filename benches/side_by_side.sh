@@ -82,9 +82,11 @@ cp -r examples/payments "$WORK/p"
 P=$WORK/p
 whole_case() {
   local run e1 e2 claim
+  # Without --json, open prints the run directory alone: nothing else is spawned in the
+  # timed case.
   run=$("$BIN" case open --air "$P/air.json" --repo "$P/repo" --skill annotate-unit \
-    --target op.create_payment.input.body.capture_timeout --cases-dir "$WORK/cases-whole" --json \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["runDir"])') || return 1
+    --target op.create_payment.input.body.capture_timeout --cases-dir "$WORK/cases-whole") \
+    || return 1
   e1=$("$BIN" case add-evidence "$run" --path src/payments/service.py --start-line 32 \
     --end-line 39) || return 1
   e2=$("$BIN" case add-evidence "$run" --path tests/test_capture.py --start-line 6 \
