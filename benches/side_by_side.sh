@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side timings of the engine against the tools it should be near: the process-spawn
-# floor (`anvil-bench --version`), `sha256sum`, `rg -F` and `grep -rF`. Each pair runs
+# floor (`anvil-bench --version`: one rail, and the mean over every rail of a whole scripted
+# case), `sha256sum`, `rg -F` and `grep -rF`. Each pair runs
 # alternately RUNS times (default 11) and the table shows medians and their ratio.
 #
 #   bash benches/side_by_side.sh            # from the repository root
