@@ -195,8 +195,9 @@ impl Recorded {
 fn find_file(json: &[u8], rel: &str) -> Result<Option<String>, serde_json::Error> {
     use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
     use std::fmt;
+    use std::marker::PhantomData;
 
-    /// Whether a key equals `want`, read without allocating when it has no escape.
+    /// Whether a key equals `self.0`, read without allocating when it has no escape.
     struct KeyIs<'w>(&'w str);
     impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
         type Value = bool;
@@ -214,24 +215,26 @@ fn find_file(json: &[u8], rel: &str) -> Result<Option<String>, serde_json::Error
         }
     }
 
-    /// The value under the key equal to `want` in a map, every other value skipped.
-    struct Entry<'w>(&'w str);
-    impl<'de> DeserializeSeed<'de> for Entry<'_> {
-        type Value = Option<String>;
+    /// The value under the key `self.0` of a map, read by the seed `self.1`, every other
+    /// value skipped.
+    #[derive(Clone)]
+    struct Under<'w, S>(&'w str, S);
+    impl<'de, S: DeserializeSeed<'de> + Clone> DeserializeSeed<'de> for Under<'_, S> {
+        type Value = Option<S::Value>;
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
             d.deserialize_map(self)
         }
     }
-    impl<'de> Visitor<'de> for Entry<'_> {
-        type Value = Option<String>;
+    impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for Under<'_, S> {
+        type Value = Option<S::Value>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a map of paths to hashes")
+            write!(f, "a map that may hold `{}`", self.0)
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut found = None;
             while let Some(hit) = map.next_key_seed(KeyIs(self.0))? {
                 if hit {
-                    found = Some(map.next_value::<String>()?);
+                    found = Some(map.next_value_seed(self.1.clone())?);
                 } else {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -240,30 +243,11 @@ fn find_file(json: &[u8], rel: &str) -> Result<Option<String>, serde_json::Error
         }
     }
 
-    /// The manifest object: `files` searched, its other fields skipped.
-    struct Manifest<'w>(&'w str);
-    impl<'de> Visitor<'de> for Manifest<'_> {
-        type Value = Option<String>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a source manifest")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut found = None;
-            while let Some(files) = map.next_key_seed(KeyIs("files"))? {
-                if files {
-                    found = map.next_value_seed(Entry(self.0))?;
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(found)
-        }
-    }
-
+    // The manifest object's `files`, and in it the path's hash.
     let mut de = serde_json::Deserializer::from_slice(json);
-    let found = de.deserialize_map(Manifest(rel))?;
+    let found = Under("files", Under(rel, PhantomData::<String>)).deserialize(&mut de)?;
     de.end()?;
-    Ok(found)
+    Ok(found.flatten())
 }
 
 #[cfg(test)]

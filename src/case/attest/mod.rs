@@ -468,11 +468,11 @@ impl Attester {
             let Compiled::Patterns(rules) = compiled else {
                 continue;
             };
-            // Each stating line, and its set of values as an index into `sets`, the distinct
-            // sets in the order first stated: a repository scan can hold a million stating
-            // lines but few distinct sets, and the pair search runs over the sets.
-            let mut stated: Vec<(&EvidenceArtifact, Line<'_>, Vec<&CompiledRule>, usize)> =
-                Vec::new();
+            // Each stating line, and (in `ids`) its set of values as an index into `sets`, the
+            // distinct sets in the order first stated: a repository scan can hold a million
+            // stating lines but few distinct sets, and the pair search runs over the sets.
+            let mut stated: Vec<(&EvidenceArtifact, Line<'_>, Vec<&CompiledRule>)> = Vec::new();
+            let mut ids: Vec<usize> = Vec::new();
             let mut sets: Vec<(BTreeSet<String>, usize)> = Vec::new();
             let mut set_ids: BTreeMap<BTreeSet<String>, usize> = BTreeMap::new();
             let mut seen = BTreeSet::new();
@@ -489,16 +489,16 @@ impl Attester {
                         sets.push((set.clone(), stated.len()));
                         sets.len() - 1
                     });
-                    stated.push((a, line, matched, id));
+                    ids.push(id);
+                    stated.push((a, line, matched));
                 }
             }
-            let ids: Vec<usize> = stated.iter().map(|s| s.3).collect();
             let Some((i, j)) = first_disjoint_pair(&ids, &sets) else {
                 continue;
             };
             let stated: Vec<Vec<AttestedLine>> = stated
                 .iter()
-                .map(|(a, line, matched, _)| {
+                .map(|(a, line, matched)| {
                     matched
                         .iter()
                         .map(|r| attested_line(a, line, Some(r)))
