@@ -8,11 +8,12 @@
 
 mod calls;
 mod lines;
+mod prefilter;
 mod spelling;
 mod words;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -93,19 +94,43 @@ pub struct AttestedConflict {
 struct CompiledRule {
     id: String,
     values: Vec<Value>,
-    pattern: Arc<Regex>,
-    unless: Option<Arc<Regex>>,
-    context: Option<Arc<Regex>>,
-    unless_context: Option<Arc<Regex>>,
+    pattern: Pattern,
+    unless: Option<Pattern>,
+    context: Option<Pattern>,
+    unless_context: Option<Pattern>,
 }
 
-/// A predicate's pattern rules, compiled, with the sha256 of the rules as data. Which rules
-/// fire on a line is a pure function of the rules, the masked line and its masked context
-/// lines, so it is remembered per process under exactly those: re-derivation attests the
-/// same lines at every rail, and `attest` and `conflicts` read the same excerpts.
+/// A rule's pattern, compiled the first time a line needs it: a CLI rail reads a few dozen
+/// lines, which most of a contract's patterns can never match (see [`prefilter`]).
+struct Pattern {
+    src: String,
+    regex: OnceLock<Arc<Regex>>,
+}
+
+impl Pattern {
+    fn new(src: String) -> Pattern {
+        Pattern {
+            src,
+            regex: OnceLock::new(),
+        }
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        self.regex
+            .get_or_init(|| compiled(&self.src))
+            .is_match(text)
+    }
+}
+
+/// A predicate's pattern rules, with the sha256 of the rules as data. Which rules fire on a
+/// line is a pure function of the rules, the masked line and its masked context lines, so it
+/// is remembered per process under exactly those: re-derivation attests the same lines at
+/// every rail, and `attest` and `conflicts` read the same excerpts.
 struct Rules {
     digest: [u8; 32],
     list: Vec<CompiledRule>,
+    /// Which rules' patterns a line could match at all.
+    filter: prefilter::Prefilter,
 }
 
 /// What decides which rules fire on a line: the rules by their sha256, the line and its
@@ -118,7 +143,8 @@ struct LineKey {
 }
 
 impl Rules {
-    /// `rules` compiled, once per process for each list of rules.
+    /// `rules` read, once per process for each list of rules; each pattern is compiled when
+    /// a line first needs it.
     fn compile(rules: &[crate::skill::AttestRule]) -> Arc<Rules> {
         use sha2::{Digest, Sha256};
         static COMPILED: Memo<[u8; 32], Arc<Rules>> = Memo::new(4096);
@@ -134,14 +160,19 @@ impl Rules {
                     CompiledRule {
                         id: r.id.clone(),
                         values: r.values.clone(),
-                        pattern: compile(p.as_deref()).expect("a rule has a pattern"),
-                        unless: compile(u.as_deref()),
-                        context: compile(c.as_deref()),
-                        unless_context: compile(uc.as_deref()),
+                        pattern: Pattern::new(p.expect("a rule has a pattern")),
+                        unless: u.map(Pattern::new),
+                        context: c.map(Pattern::new),
+                        unless_context: uc.map(Pattern::new),
                     }
                 })
-                .collect();
-            Arc::new(Rules { digest, list })
+                .collect::<Vec<_>>();
+            let filter = prefilter::Prefilter::new(list.iter().map(|r| r.pattern.src.as_str()));
+            Arc::new(Rules {
+                digest,
+                list,
+                filter,
+            })
         })
     }
 
@@ -158,8 +189,9 @@ impl Rules {
                 .collect(),
         };
         let indices = FIRING.get_or(key, || {
+            let may = self.filter.candidates(&read[i].masked);
             (0..self.list.len())
-                .filter(|&k| fires(&self.list[k], read, i))
+                .filter(|&k| may[k] && fires(&self.list[k], read, i))
                 .collect()
         });
         indices.iter().map(|&k| &self.list[k]).collect()
@@ -179,10 +211,6 @@ pub struct Attester {
     known: Vec<String>,
     rules: BTreeMap<String, Compiled>,
     verification: BTreeMap<String, Verification>,
-}
-
-fn compile(src: Option<&str>) -> Option<Arc<Regex>> {
-    src.map(compiled)
 }
 
 /// `src` compiled, or a pattern that matches nothing when it does not compile (the registry

@@ -1,0 +1,250 @@
+//! Which of a list of patterns could match a line, decided without compiling them.
+//!
+//! Compiling a contract's ~90 attestation patterns cost every CLI rail that attests about
+//! 40 ms, though on any one case most of them never match a line. Here each pattern is read
+//! once (parsed, not compiled) for literals one of which every match must contain; a line
+//! that contains none of a pattern's literals cannot match it, so the pattern need not be
+//! compiled for that line. The filter only ever rules a pattern out, never in: which rules
+//! fire stays exactly what the compiled patterns say.
+//!
+//! Literals and lines are compared with ASCII case folded (`to_ascii_lowercase` on both),
+//! which keeps literals few under `(?i)`; a class's other members, such as the `ſ` that
+//! `(?i)s` also matches, are literals of their own.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex_syntax::hir::{Class, Hir, HirKind};
+
+/// The most strings a set may hold before it stops being worth enumerating.
+const MAX_SET: usize = 64;
+/// The most characters of a class enumerated as alternatives.
+const MAX_CLASS: usize = 4;
+
+/// The most literal sets kept for one pattern, every one of which a match must satisfy.
+const MAX_CLAUSES: usize = 8;
+
+type Set = Vec<Vec<u8>>;
+
+pub(super) struct Prefilter {
+    /// Every distinct literal of every pattern, ASCII-lowercased.
+    finder: Option<AhoCorasick>,
+    /// For literal `k`, the patterns and the clause of each it satisfies.
+    owners: Vec<Vec<(usize, usize)>>,
+    /// How many clauses each pattern has; none means a candidate on every line.
+    clauses: Vec<usize>,
+}
+
+impl Prefilter {
+    /// The filter for `patterns`; one that does not parse is a candidate on every line.
+    pub(super) fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Prefilter {
+        let mut ids: std::collections::BTreeMap<Vec<u8>, usize> = Default::default();
+        let (mut owners, mut clauses) = (vec![], vec![]);
+        for (k, src) in patterns.into_iter().enumerate() {
+            let needs = regex_syntax::parse(src)
+                .map(|h| needed(&h))
+                .unwrap_or_default();
+            clauses.push(needs.len());
+            for (c, set) in needs.into_iter().enumerate() {
+                for literal in set {
+                    let next = ids.len();
+                    let id = *ids.entry(literal).or_insert(next);
+                    if id == owners.len() {
+                        owners.push(vec![]);
+                    }
+                    owners[id].push((k, c));
+                }
+            }
+        }
+        let mut literals = vec![vec![]; ids.len()];
+        for (literal, id) in ids {
+            literals[id] = literal;
+        }
+        // A failed build (it cannot fail for these sizes) would only make every pattern a
+        // candidate.
+        let finder = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&literals)
+            .ok();
+        if finder.is_none() {
+            clauses.iter_mut().for_each(|c| *c = 0);
+        }
+        Prefilter {
+            finder,
+            owners,
+            clauses,
+        }
+    }
+
+    /// For each pattern, whether it may match `line`: `false` only where it cannot.
+    pub(super) fn candidates(&self, line: &str) -> Vec<bool> {
+        let mut met: Vec<u64> = vec![0; self.clauses.len()];
+        if let Some(finder) = &self.finder {
+            let lower = line.to_ascii_lowercase();
+            for m in finder.find_overlapping_iter(lower.as_bytes()) {
+                for &(k, c) in &self.owners[m.pattern().as_usize()] {
+                    met[k] |= 1 << c;
+                }
+            }
+        }
+        met.iter()
+            .zip(&self.clauses)
+            .map(|(m, &n)| m.count_ones() as usize == n)
+            .collect()
+    }
+}
+
+/// Sets of strings (ASCII-lowercased) such that every match of `h` contains a string of
+/// each; none when nothing is known.
+fn needed(h: &Hir) -> Vec<Set> {
+    if let Some(set) = strings(h) {
+        return usable(set).into_iter().collect();
+    }
+    let mut all = match h.kind() {
+        HirKind::Capture(c) => needed(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => needed(&r.sub),
+        // Each branch's most selective set, together: a match of any branch contains one.
+        HirKind::Alternation(alts) => {
+            let mut union = vec![];
+            for a in alts {
+                match best(needed(a)) {
+                    Some(set) => union.extend(set),
+                    None => return vec![],
+                }
+            }
+            vec![dedup(union)]
+        }
+        // Adjacent parts with few strings match next to each other: their product is
+        // contained in every match. So is what each part needs.
+        HirKind::Concat(parts) => {
+            let mut all = vec![];
+            let mut run: Set = vec![vec![]];
+            for p in parts {
+                match strings(p) {
+                    Some(s) => match product(&run, &s) {
+                        Some(longer) => run = longer,
+                        None => all.push(std::mem::replace(&mut run, s)),
+                    },
+                    None => {
+                        all.push(std::mem::replace(&mut run, vec![vec![]]));
+                        all.extend(needed(p));
+                    }
+                }
+            }
+            all.push(run);
+            all
+        }
+        _ => vec![],
+    };
+    all = all.into_iter().filter_map(|s| usable(dedup(s))).collect();
+    all.sort_by_key(|s| std::cmp::Reverse(score(s)));
+    all.dedup();
+    all.truncate(MAX_CLAUSES);
+    all
+}
+
+/// How well a set rules lines out: the longer its shortest string, then the fewer strings.
+fn score(set: &Set) -> (usize, std::cmp::Reverse<usize>) {
+    (
+        set.iter().map(Vec::len).min().unwrap_or(0),
+        std::cmp::Reverse(set.len()),
+    )
+}
+
+fn best(sets: Vec<Set>) -> Option<Set> {
+    sets.into_iter().max_by_key(score)
+}
+
+/// Every string `h` can match (ASCII-lowercased), when there are few.
+fn strings(h: &Hir) -> Option<Set> {
+    match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => Some(vec![vec![]]),
+        HirKind::Literal(l) => Some(vec![l.0.to_ascii_lowercase()]),
+        HirKind::Class(c) => class(c),
+        HirKind::Capture(c) => strings(&c.sub),
+        HirKind::Alternation(alts) => {
+            let mut all = vec![];
+            for a in alts {
+                all.extend(strings(a)?);
+            }
+            let all = dedup(all);
+            (all.len() <= MAX_SET).then_some(all)
+        }
+        HirKind::Concat(parts) => parts
+            .iter()
+            .try_fold(vec![vec![]], |run, p| product(&run, &strings(p)?)),
+        HirKind::Repetition(r) => {
+            let max = r.max.filter(|&m| m <= 4)?;
+            let sub = strings(&r.sub)?;
+            let mut all = vec![];
+            let mut power = vec![vec![]];
+            for n in 0..=max {
+                if n >= r.min {
+                    all.extend(power.iter().cloned());
+                }
+                if n < max {
+                    power = product(&power, &sub)?;
+                }
+            }
+            let all = dedup(all);
+            (all.len() <= MAX_SET).then_some(all)
+        }
+    }
+}
+
+/// The members of a class (ASCII-lowercased, UTF-8), when there are few.
+fn class(c: &Class) -> Option<Set> {
+    let mut members: Set = vec![];
+    let mut add = |lo: u32, hi: u32, bytes: bool| {
+        if hi - lo >= 2 * MAX_CLASS as u32 {
+            return None;
+        }
+        for c in lo..=hi {
+            let member = match char::from_u32(c) {
+                Some(c) if !bytes || c.is_ascii() => c.to_string().into_bytes(),
+                // A byte class's other bytes are not characters: nothing is known.
+                _ => return None,
+            };
+            members.push(member.to_ascii_lowercase());
+        }
+        Some(())
+    };
+    match c {
+        Class::Unicode(u) => {
+            for r in u.ranges() {
+                add(r.start().into(), r.end().into(), false)?;
+            }
+        }
+        Class::Bytes(b) => {
+            for r in b.ranges() {
+                add(r.start().into(), r.end().into(), true)?;
+            }
+        }
+    }
+    let members = dedup(members);
+    (!members.is_empty() && members.len() <= MAX_CLASS).then_some(members)
+}
+
+/// Each of `a` followed by each of `b`, or `None` when that is too many.
+fn product(a: &Set, b: &Set) -> Option<Set> {
+    if a.len() * b.len() > MAX_SET {
+        return None;
+    }
+    let all = a
+        .iter()
+        .flat_map(|x| b.iter().map(move |y| [x.as_slice(), y].concat()))
+        .collect();
+    Some(dedup(all))
+}
+
+fn dedup(mut set: Set) -> Set {
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// A set that can rule a line out: not empty, no empty string.
+fn usable(set: Set) -> Option<Set> {
+    (!set.is_empty() && set.iter().all(|s| !s.is_empty())).then_some(set)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,218 @@
+//! The filter must never rule out a line a pattern matches; it should rule out most others.
+
+use proptest::prelude::*;
+use regex::Regex;
+
+use super::Prefilter;
+use crate::skill::{Attestation, registry};
+
+/// Every pattern of the built-in contracts, with the placeholder they are compiled with.
+fn builtin_patterns() -> Vec<String> {
+    let mut all = vec![];
+    for skill in &registry().skills {
+        for att in skill.policy.attestation.values() {
+            if let Attestation::Patterns { rules } = att {
+                for rule in rules {
+                    all.extend(rule.sources(super::super::MASK).into_iter().flatten());
+                }
+            }
+        }
+    }
+    all
+}
+
+/// Pieces lines are made of: words the patterns spell, in any case, and the characters
+/// around them in code and prose, ASCII or not.
+fn piece() -> impl Strategy<Value = String> {
+    let words: Vec<String> = builtin_patterns()
+        .iter()
+        .flat_map(|p| {
+            p.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .filter(|w| w.len() > 1)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    prop_oneof![
+        4 => proptest::sample::select(words),
+        2 => proptest::sample::select(vec![
+            " ", "  ", "_", ".", "(", ")", "()", "=", ":", "*", "/", "%", "-", ",", "[", "]",
+            "0", "1", "5", "60", "1000", "1024", "qqq", "s", "ms", "B", "\t",
+        ]).prop_map(str::to_owned),
+        1 => proptest::sample::select(vec!["ſ", "K", "µ", "μ", "é", "–", "\u{a0}"])
+            .prop_map(str::to_owned),
+        1 => "[ -~]{1,3}",
+    ]
+}
+
+fn line() -> impl Strategy<Value = String> {
+    (proptest::collection::vec(piece(), 1..8), any::<u8>()).prop_map(|(pieces, case)| {
+        let joined = pieces.concat();
+        match case % 3 {
+            0 => joined,
+            1 => joined.to_uppercase(),
+            _ => joined
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if i % 2 == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect(),
+        }
+    })
+}
+
+/// A small regular expression over an alphabet with case, word characters, digits and
+/// space, using the constructs rules use.
+fn regex_source() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        proptest::sample::select(vec![
+            "a", "b", "ab", "ba", "A", "s", "k", "1", " ", "_", r"\.", "[ab]", "[aA]", "[a-c]",
+            "[sS]", "[AB]", "[A-C]", "[sµ]", "É", "[^a]", r"\w", r"\d", r"\s", r"\W", ".", r"\b",
+            "^", "$", "ſ", "µ",
+        ])
+        .prop_map(str::to_owned),
+    ];
+    atom.prop_recursive(4, 24, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 2..4).prop_map(|v| v.concat()),
+            proptest::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| format!("(?:{})", v.join("|"))),
+            (
+                inner.clone(),
+                proptest::sample::select(vec!["?", "*", "+", "{2}", "{0,2}", "{1,3}", "{2,}"])
+            )
+                .prop_map(|(r, q)| format!("(?:{r}){q}")),
+            inner.clone().prop_map(|r| format!("(?i:{r})")),
+            inner.prop_map(|r| format!("({r})")),
+        ]
+    })
+}
+
+/// The built-in patterns, compiled, and their filter: built once for all cases.
+static BUILTIN: std::sync::LazyLock<(Vec<String>, Vec<Regex>, Prefilter)> =
+    std::sync::LazyLock::new(|| {
+        let patterns = builtin_patterns();
+        let compiled = patterns.iter().map(|p| Regex::new(p).unwrap()).collect();
+        let filter = Prefilter::new(patterns.iter().map(String::as_str));
+        (patterns, compiled, filter)
+    });
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Soundness over the built-in rules: a pattern that matches a line is a candidate on it.
+    #[test]
+    fn a_builtin_pattern_that_matches_a_line_is_a_candidate_on_it(lines in proptest::collection::vec(line(), 1..16)) {
+        let (patterns, compiled, filter) = &*BUILTIN;
+        for l in &lines {
+            let may = filter.candidates(l);
+            for (k, re) in compiled.iter().enumerate() {
+                prop_assert!(!re.is_match(l) || may[k], "`{}` matches {l:?} but was ruled out", patterns[k]);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    /// Soundness over any pattern a skill file could hold, not only the built-in ones.
+    #[test]
+    fn any_pattern_that_matches_a_line_is_a_candidate_on_it(
+        src in regex_source(),
+        flags in proptest::sample::select(vec!["", "(?i)", "(?-u)"]),
+        lines in proptest::collection::vec("[aAbBsSkK1 _.ſKµÉé]{0,12}", 1..24),
+    ) {
+        let src = format!("{flags}{src}");
+        let Ok(re) = Regex::new(&src) else { return Ok(()) };
+        let filter = Prefilter::new([src.as_str()]);
+        for l in &lines {
+            prop_assert!(!re.is_match(l) || filter.candidates(l)[0], "`{src}` matches {l:?} but was ruled out");
+        }
+    }
+}
+
+#[test]
+fn lines_without_a_patterns_literals_rule_it_out() {
+    let filter = Prefilter::new([
+        r"(?i)\bseconds?\b|\bsecs?\b",
+        r"\w_ms\b|[a-z0-9]Ms\b",
+        r"qqq[)\]]{0,2}\s*\*\s*60\b",
+        r"\d+",
+        "(",
+    ]);
+    assert_eq!(
+        filter.candidates("let x = 1;"),
+        [false, false, false, true, true]
+    );
+    assert_eq!(
+        filter.candidates("TIMEOUT_SECS = 30"),
+        [true, false, false, true, true]
+    );
+    assert_eq!(
+        filter.candidates("timeoutMs * 60"),
+        [false, true, false, true, true]
+    );
+    assert_eq!(
+        filter.candidates("qqq * 60"),
+        [false, false, true, true, true]
+    );
+    // Every part of a sequence is needed, not only its most selective one.
+    assert_eq!(
+        filter.candidates("qqq = 60"),
+        [false, false, false, true, true]
+    );
+    assert_eq!(
+        filter.candidates("if qqq is None"),
+        [false, false, false, true, true]
+    );
+    // `(?i)s` also matches `ſ`, and a line may hold any character.
+    assert_eq!(
+        filter.candidates("30 ſecs ⟦µ⟧"),
+        [true, false, false, true, true]
+    );
+}
+
+#[test]
+fn most_builtin_patterns_are_ruled_out_on_an_ordinary_line() {
+    let patterns = builtin_patterns();
+    let filter = Prefilter::new(patterns.iter().map(String::as_str));
+    let may = filter.candidates("    return self._client.post(url, json=payload)");
+    let kept = may.iter().filter(|&&m| m).count();
+    assert!(
+        kept * 5 < patterns.len(),
+        "{kept} of {} patterns kept",
+        patterns.len()
+    );
+}
+
+/// The lines the property above draws do match the patterns (a third of them at least), so
+/// its check is not vacuous.
+#[test]
+fn the_drawn_lines_match_most_builtin_patterns() {
+    use proptest::strategy::ValueTree;
+    let (patterns, compiled, filter) = &*BUILTIN;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut matched = vec![false; patterns.len()];
+    for _ in 0..1024 {
+        let l = line().new_tree(&mut runner).unwrap().current();
+        let may = filter.candidates(&l);
+        for (k, re) in compiled.iter().enumerate() {
+            if re.is_match(&l) {
+                assert!(may[k], "`{}` matches {l:?} but was ruled out", patterns[k]);
+                matched[k] = true;
+            }
+        }
+    }
+    let n = matched.iter().filter(|&&m| m).count();
+    assert!(
+        n * 3 > patterns.len(),
+        "only {n} of {} patterns matched a line",
+        patterns.len()
+    );
+}
