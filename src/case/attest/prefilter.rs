@@ -101,16 +101,12 @@ fn needed(h: &Hir) -> Vec<Set> {
     let mut all = match h.kind() {
         HirKind::Capture(c) => needed(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => needed(&r.sub),
-        // Each branch's most selective set, together: a match of any branch contains one.
         HirKind::Alternation(alts) => {
-            let mut union = vec![];
-            for a in alts {
-                match best(needed(a)) {
-                    Some(set) => union.extend(set),
-                    None => return vec![],
-                }
+            let branches: Vec<Vec<Set>> = alts.iter().map(needed).collect();
+            if branches.iter().any(Vec::is_empty) {
+                return vec![];
             }
-            vec![dedup(union)]
+            either(&branches)
         }
         // Adjacent parts with few strings match next to each other: their product is
         // contained in every match. So is what each part needs.
@@ -149,8 +145,35 @@ fn score(set: &Set) -> (usize, std::cmp::Reverse<usize>) {
     )
 }
 
-fn best(sets: Vec<Set>) -> Option<Set> {
-    sets.into_iter().max_by_key(score)
+/// What a match of any of `branches` (each a list of sets all of which it needs, most
+/// selective first) needs: for each way of picking one set from every branch, the union
+/// of the picks. Only the first few sets of each branch are picked from, so that there are
+/// at most [`MAX_CLAUSES`] ways.
+fn either(branches: &[Vec<Set>]) -> Vec<Set> {
+    let mut picks = MAX_CLAUSES;
+    while picks > 1
+        && branches
+            .iter()
+            .map(|b| b.len().min(picks))
+            .try_fold(1usize, |n, k| {
+                n.checked_mul(k).filter(|&n| n <= MAX_CLAUSES)
+            })
+            .is_none()
+    {
+        picks /= 2;
+    }
+    let mut ways: Vec<Set> = vec![vec![]];
+    for b in branches {
+        ways = ways
+            .iter()
+            .flat_map(|way| {
+                b.iter()
+                    .take(picks)
+                    .map(move |set| [way.as_slice(), set].concat())
+            })
+            .collect();
+    }
+    ways
 }
 
 /// Every string `h` can match (ASCII-lowercased), when there are few.

@@ -176,6 +176,11 @@ fn lines_without_a_patterns_literals_rule_it_out() {
         filter.candidates("30 ſecs ⟦µ⟧"),
         [true, false, false, true, true]
     );
+    // A branch of an alternation is ruled out by any of the sets it needs.
+    let filter = Prefilter::new([r"\.take\(|\[\s*:\s*qqq"]);
+    assert_eq!(filter.candidates("if qqq is None"), [false]);
+    assert_eq!(filter.candidates("rows[: qqq]"), [true]);
+    assert_eq!(filter.candidates("rows.take(3)"), [true]);
 }
 
 #[test]
