@@ -25,6 +25,7 @@ use super::evidence::{EvidenceArtifact, EvidenceDoc};
 use crate::memo::Memo;
 use crate::skill::{Attestation, EvidenceKind, Verification};
 use lines::{Line, MASK, Spelling};
+use prefilter::Prefilter;
 
 /// The rule id recorded for a description's content words.
 pub const CONTENT_WORDS: &str = "content_words";
@@ -130,7 +131,7 @@ struct Rules {
     digest: [u8; 32],
     list: Vec<CompiledRule>,
     /// Which rules' patterns a line could match at all.
-    filter: prefilter::Prefilter,
+    filter: Prefilter,
 }
 
 /// What decides which rules fire on a line: the rules by their sha256, the line and its
@@ -167,7 +168,7 @@ impl Rules {
                     }
                 })
                 .collect::<Vec<_>>();
-            let filter = prefilter::Prefilter::new(list.iter().map(|r| r.pattern.src.as_str()));
+            let filter = Prefilter::new(list.iter().map(|r| r.pattern.src.as_str()));
             Arc::new(Rules {
                 digest,
                 list,
