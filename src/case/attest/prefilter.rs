@@ -275,4 +275,4 @@ fn usable(set: Set) -> Option<Set> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

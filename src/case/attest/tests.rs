@@ -413,3 +413,65 @@ proptest::proptest! {
         proptest::prop_assert_eq!(first_disjoint_pair(&ids, &sets), naive);
     }
 }
+
+use proptest::strategy::Strategy as _;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// A pattern's first lines, matched by the Pike VM alone, get the full regex's answer:
+    /// for the built-in patterns and for generated ones (some of which do not compile).
+    #[test]
+    fn a_pattern_answers_as_its_full_regex_does(
+        src in proptest::prop_oneof![
+            proptest::sample::select(super::prefilter::tests::builtin_patterns()),
+            (proptest::sample::select(vec!["", "(?i)", "(?-u)"]), super::prefilter::tests::regex_source())
+                .prop_map(|(flags, src)| format!("{flags}{src}")),
+        ],
+        lines in proptest::collection::vec(
+            proptest::prop_oneof![super::prefilter::tests::line(), "[aAbBsSkK1 _.ſKµÉé]{0,12}"],
+            1..16,
+        ),
+    ) {
+        let pattern = Pattern::new(src.clone());
+        let full = super::compiled(&src);
+        for l in &lines {
+            proptest::prop_assert_eq!(pattern.is_match(l), full.is_match(l), "`{}` on {:?}", src, l);
+        }
+        // Built only for a pattern the Pike VM refuses (it does not compile at all).
+        proptest::prop_assert_eq!(pattern.regex.get().is_some(), light(&src).is_none());
+    }
+}
+
+#[test]
+fn a_pattern_asked_often_builds_its_full_regex_and_keeps_its_answers() {
+    let pattern = Pattern::new(r"(?i)\bseconds?\b|\b\d+\s?s\b".into());
+    let lines = [
+        "timeout in seconds",
+        "30 s",
+        "3 ſecs",
+        "seconds_total",
+        "Seconds",
+    ];
+    let expected: Vec<bool> = lines
+        .iter()
+        .map(|l| super::compiled(&pattern.src).is_match(l))
+        .collect();
+    assert_eq!(expected, [true, true, false, false, true]);
+    for round in 0..=LIGHT_LINES {
+        let l = round % lines.len();
+        assert_eq!(
+            pattern.is_match(lines[l]),
+            expected[l],
+            "{:?} at round {round}",
+            lines[l]
+        );
+    }
+    assert!(pattern.regex.get().is_some());
+    assert!(
+        lines
+            .iter()
+            .zip(&expected)
+            .all(|(l, &e)| pattern.is_match(l) == e)
+    );
+}

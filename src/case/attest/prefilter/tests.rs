@@ -7,7 +7,7 @@ use super::Prefilter;
 use crate::skill::{Attestation, registry};
 
 /// Every pattern of the built-in contracts, with the placeholder they are compiled with.
-fn builtin_patterns() -> Vec<String> {
+pub(in crate::case::attest) fn builtin_patterns() -> Vec<String> {
     let mut all = vec![];
     for skill in &registry().skills {
         for att in skill.policy.attestation.values() {
@@ -45,7 +45,7 @@ fn piece() -> impl Strategy<Value = String> {
     ]
 }
 
-fn line() -> impl Strategy<Value = String> {
+pub(in crate::case::attest) fn line() -> impl Strategy<Value = String> {
     (proptest::collection::vec(piece(), 1..8), any::<u8>()).prop_map(|(pieces, case)| {
         let joined = pieces.concat();
         match case % 3 {
@@ -68,7 +68,7 @@ fn line() -> impl Strategy<Value = String> {
 
 /// A small regular expression over an alphabet with case, word characters, digits and
 /// space, using the constructs rules use.
-fn regex_source() -> impl Strategy<Value = String> {
+pub(in crate::case::attest) fn regex_source() -> impl Strategy<Value = String> {
     let atom = prop_oneof![
         proptest::sample::select(vec![
             "a", "b", "ab", "ba", "A", "s", "k", "1", " ", "_", r"\.", "[ab]", "[aA]", "[a-c]",
