@@ -130,7 +130,7 @@ impl Pattern {
     fn is_match(&self, text: &str) -> bool {
         if self.regex.get().is_none()
             && self.asked.fetch_add(1, Ordering::Relaxed) < LIGHT_LINES
-            && let Some(light) = self.light.get_or_init(|| light(&self.src))
+            && let Some(light) = self.light.get_or_init(|| pike_vm(&self.src))
         {
             return light.is_match(text);
         }
@@ -142,7 +142,7 @@ impl Pattern {
 
 /// `src` as the Pike VM alone (no captures, no DFA), `None` when it does not compile (then
 /// the full regex's own failure decides: it matches nothing).
-fn light(src: &str) -> Option<regex_automata::meta::Regex> {
+fn pike_vm(src: &str) -> Option<regex_automata::meta::Regex> {
     use regex_automata::meta;
     let config = meta::Config::new()
         .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)

@@ -38,8 +38,8 @@ impl Prefilter {
     /// The filter for `patterns`; one that does not parse is a candidate on every line.
     #[must_use]
     pub(super) fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Prefilter {
-        let mut ids: std::collections::BTreeMap<Vec<u8>, usize> = Default::default();
-        let (mut owners, mut clauses) = (vec![], vec![]);
+        let mut ids: std::collections::HashMap<Vec<u8>, usize> = Default::default();
+        let (mut literals, mut owners, mut clauses) = (vec![], vec![], vec![]);
         for (k, src) in patterns.into_iter().enumerate() {
             let needs = regex_syntax::parse(src)
                 .map(|h| needed(&h))
@@ -47,18 +47,14 @@ impl Prefilter {
             clauses.push(needs.len());
             for (c, set) in needs.into_iter().enumerate() {
                 for literal in set {
-                    let next = ids.len();
-                    let id = *ids.entry(literal).or_insert(next);
-                    if id == owners.len() {
+                    let id = *ids.entry(literal).or_insert_with_key(|l| {
+                        literals.push(l.clone());
                         owners.push(vec![]);
-                    }
+                        literals.len() - 1
+                    });
                     owners[id].push((k, c));
                 }
             }
-        }
-        let mut literals = vec![vec![]; ids.len()];
-        for (literal, id) in ids {
-            literals[id] = literal;
         }
         // A contiguous automaton: cheaper to build than a DFA, and a rail searches a few
         // dozen lines. A failed build (it cannot fail for these sizes) would only make every
@@ -100,9 +96,14 @@ impl Prefilter {
 /// Sets of strings (ASCII-lowercased) such that every match of `h` contains a string of
 /// each; none when nothing is known.
 fn needed(h: &Hir) -> Vec<Set> {
-    if let Some(set) = strings(h) {
-        return usable(set).into_iter().collect();
+    match strings(h) {
+        Some(set) => usable(set).into_iter().collect(),
+        None => needed_beyond_strings(h),
     }
+}
+
+/// [`needed`] of an `h` that has too many strings to list.
+fn needed_beyond_strings(h: &Hir) -> Vec<Set> {
     let mut all = match h.kind() {
         HirKind::Capture(c) => needed(&c.sub),
         HirKind::Repetition(r) if r.min >= 1 => needed(&r.sub),
@@ -126,7 +127,7 @@ fn needed(h: &Hir) -> Vec<Set> {
                     },
                     None => {
                         all.push(std::mem::replace(&mut run, vec![vec![]]));
-                        all.extend(needed(p));
+                        all.extend(needed_beyond_strings(p));
                     }
                 }
             }
@@ -193,8 +194,7 @@ fn strings(h: &Hir) -> Option<Set> {
             for a in alts {
                 all.extend(strings(a)?);
             }
-            let all = dedup(all);
-            (all.len() <= MAX_SET).then_some(all)
+            few(all)
         }
         HirKind::Concat(parts) => parts
             .iter()
@@ -212,8 +212,7 @@ fn strings(h: &Hir) -> Option<Set> {
                     power = product(&power, &sub)?;
                 }
             }
-            let all = dedup(all);
-            (all.len() <= MAX_SET).then_some(all)
+            few(all)
         }
     }
 }
@@ -267,6 +266,12 @@ fn dedup(mut set: Set) -> Set {
     set.sort_unstable();
     set.dedup();
     set
+}
+
+/// `set` without repeats, when at most [`MAX_SET`] strings are left.
+fn few(set: Set) -> Option<Set> {
+    let set = dedup(set);
+    (set.len() <= MAX_SET).then_some(set)
 }
 
 /// A set that can rule a line out: not empty, no empty string.

@@ -414,8 +414,6 @@ proptest::proptest! {
     }
 }
 
-use proptest::strategy::Strategy as _;
-
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
 
@@ -425,11 +423,10 @@ proptest::proptest! {
     fn a_pattern_answers_as_its_full_regex_does(
         src in proptest::prop_oneof![
             proptest::sample::select(super::prefilter::tests::builtin_patterns()),
-            (proptest::sample::select(vec!["", "(?i)", "(?-u)"]), super::prefilter::tests::regex_source())
-                .prop_map(|(flags, src)| format!("{flags}{src}")),
+            super::prefilter::tests::flagged_regex_source(),
         ],
         lines in proptest::collection::vec(
-            proptest::prop_oneof![super::prefilter::tests::line(), "[aAbBsSkK1 _.ſKµÉé]{0,12}"],
+            proptest::prop_oneof![super::prefilter::tests::line(), super::prefilter::tests::HAYSTACK],
             1..16,
         ),
     ) {
@@ -439,7 +436,7 @@ proptest::proptest! {
             proptest::prop_assert_eq!(pattern.is_match(l), full.is_match(l), "`{}` on {:?}", src, l);
         }
         // Built only for a pattern the Pike VM refuses (it does not compile at all).
-        proptest::prop_assert_eq!(pattern.regex.get().is_some(), light(&src).is_none());
+        proptest::prop_assert_eq!(pattern.regex.get().is_some(), pike_vm(&src).is_none());
     }
 }
 

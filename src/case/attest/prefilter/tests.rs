@@ -93,6 +93,19 @@ pub(in crate::case::attest) fn regex_source() -> impl Strategy<Value = String> {
     })
 }
 
+/// [`regex_source`] under no flag, `(?i)` or `(?-u)`: some of them do not compile.
+pub(in crate::case::attest) fn flagged_regex_source() -> impl Strategy<Value = String> {
+    (
+        proptest::sample::select(vec!["", "(?i)", "(?-u)"]),
+        regex_source(),
+    )
+        .prop_map(|(flags, src)| format!("{flags}{src}"))
+}
+
+/// Lines over the generated expressions' alphabet, with the characters beyond ASCII that
+/// case folding and classes make interesting.
+pub(in crate::case::attest) const HAYSTACK: &str = "[aAbBsSkK1 _.ſKµÉé]{0,12}";
+
 /// The built-in patterns, compiled, and their filter: built once for all cases.
 static BUILTIN: std::sync::LazyLock<(Vec<String>, Vec<Regex>, Prefilter)> =
     std::sync::LazyLock::new(|| {
@@ -124,11 +137,9 @@ proptest! {
     /// Soundness over any pattern a skill file could hold, not only the built-in ones.
     #[test]
     fn any_pattern_that_matches_a_line_is_a_candidate_on_it(
-        src in regex_source(),
-        flags in proptest::sample::select(vec!["", "(?i)", "(?-u)"]),
-        lines in proptest::collection::vec("[aAbBsSkK1 _.ſKµÉé]{0,12}", 1..24),
+        src in flagged_regex_source(),
+        lines in proptest::collection::vec(HAYSTACK, 1..24),
     ) {
-        let src = format!("{flags}{src}");
         let Ok(re) = Regex::new(&src) else { return Ok(()) };
         let filter = Prefilter::new([src.as_str()]);
         for l in &lines {
@@ -146,36 +157,19 @@ fn lines_without_a_patterns_literals_rule_it_out() {
         r"\d+",
         "(",
     ]);
-    assert_eq!(
-        filter.candidates("let x = 1;"),
-        [false, false, false, true, true]
-    );
-    assert_eq!(
-        filter.candidates("TIMEOUT_SECS = 30"),
-        [true, false, false, true, true]
-    );
-    assert_eq!(
-        filter.candidates("timeoutMs * 60"),
-        [false, true, false, true, true]
-    );
-    assert_eq!(
-        filter.candidates("qqq * 60"),
-        [false, false, true, true, true]
-    );
-    // Every part of a sequence is needed, not only its most selective one.
-    assert_eq!(
-        filter.candidates("qqq = 60"),
-        [false, false, false, true, true]
-    );
-    assert_eq!(
-        filter.candidates("if qqq is None"),
-        [false, false, false, true, true]
-    );
-    // `(?i)s` also matches `ſ`, and a line may hold any character.
-    assert_eq!(
-        filter.candidates("30 ſecs ⟦µ⟧"),
-        [true, false, false, true, true]
-    );
+    for (line, may) in [
+        ("let x = 1;", [false, false, false, true, true]),
+        ("TIMEOUT_SECS = 30", [true, false, false, true, true]),
+        ("timeoutMs * 60", [false, true, false, true, true]),
+        ("qqq * 60", [false, false, true, true, true]),
+        // Every part of a sequence is needed, not only its most selective one.
+        ("qqq = 60", [false, false, false, true, true]),
+        ("if qqq is None", [false, false, false, true, true]),
+        // `(?i)s` also matches `ſ`, and a line may hold any character.
+        ("30 ſecs ⟦µ⟧", [true, false, false, true, true]),
+    ] {
+        assert_eq!(filter.candidates(line), may, "{line}");
+    }
     // A branch of an alternation is ruled out by any of the sets it needs.
     let filter = Prefilter::new([r"\.take\(|\[\s*:\s*qqq"]);
     assert_eq!(filter.candidates("if qqq is None"), [false]);
@@ -185,8 +179,7 @@ fn lines_without_a_patterns_literals_rule_it_out() {
 
 #[test]
 fn most_builtin_patterns_are_ruled_out_on_an_ordinary_line() {
-    let patterns = builtin_patterns();
-    let filter = Prefilter::new(patterns.iter().map(String::as_str));
+    let (patterns, _, filter) = &*BUILTIN;
     let may = filter.candidates("    return self._client.post(url, json=payload)");
     let kept = may.iter().filter(|&&m| m).count();
     assert!(
