@@ -74,9 +74,47 @@ pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
     if !staging_for(run_dir) {
         return crate::fsio::write_atomic(&run_dir.join(rel), bytes);
     }
+    stage(run_dir, rel, |pending| write_and_hash(pending, bytes))
+}
+
+/// [`write`] for a document too large to hold twice (an evidence.json with a 16 MiB
+/// excerpt): `produce` writes the bytes into a sink, and during a rail a second thread
+/// hashes and writes each megabyte while the next is produced, so serialising, hashing
+/// and writing overlap and no whole copy of the document is ever held.
+///
+/// # Errors
+///
+/// The errors of [`write`], and the error `produce` returns (the rail then fails and its
+/// pending file is discarded).
+pub fn write_streamed(
+    run_dir: &Path,
+    rel: &str,
+    produce: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
+) -> io::Result<()> {
+    not_through_link(run_dir, rel)?;
+    if !staging_for(run_dir) {
+        let mut bytes = Vec::new();
+        produce(&mut bytes)?;
+        return crate::fsio::write_atomic(&run_dir.join(rel), &bytes);
+    }
+    stage(run_dir, rel, |pending| {
+        // A failed producer or write leaves no half file for the sweep to find.
+        stream_and_hash(pending, produce).inspect_err(|_| {
+            let _ = std::fs::remove_file(pending);
+        })
+    })
+}
+
+/// Writes the pending file of `rel` for the executing rail with `write` (which returns
+/// the hash of what it wrote) and records it as staged.
+fn stage(
+    run_dir: &Path,
+    rel: &str,
+    write: impl FnOnce(&Path) -> io::Result<String>,
+) -> io::Result<()> {
     let fence = STAGE.with(|s| s.borrow().as_ref().map_or(0, |st| st.fence));
     let pending = pending_path(run_dir, rel, fence);
-    let hash = write_and_hash(&pending, bytes)?;
+    let hash = write(&pending)?;
     crate::fsio::crash_point("stage-written");
     STAGE.with(|s| {
         if let Some(st) = s.borrow_mut().as_mut() {
@@ -105,6 +143,90 @@ fn write_and_hash(pending: &Path, bytes: &[u8]) -> io::Result<String> {
             .map_err(|_| io::Error::other("hashing a staged file failed"))?;
         written.map(|()| hash)
     })
+}
+
+/// How many bytes [`stream_and_hash`] hands its writing thread at a time.
+const STREAM_CHUNK: usize = 1 << 20;
+
+/// Creates `pending` with the bytes `produce` writes and returns their hash: `produce`
+/// runs on this thread and fills one chunk while a second thread hashes and writes the
+/// one before; the file is fsynced here, where the thread's durability mode is.
+fn stream_and_hash(
+    pending: &Path,
+    produce: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
+) -> io::Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Write as _;
+
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(pending)?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+    let (file, hash) = std::thread::scope(|s| {
+        let writer = s.spawn(move || -> io::Result<(std::fs::File, String)> {
+            let mut file = file;
+            let mut hasher = Sha256::new();
+            for (n, chunk) in rx.into_iter().enumerate() {
+                hasher.update(&chunk);
+                file.write_all(&chunk)?;
+                if n == 0 {
+                    crate::fsio::crash_point("stage-partial");
+                }
+            }
+            Ok((file, crate::canon::streamed_hash(hasher)))
+        });
+        let mut sink = ChunkSink {
+            chunk: Vec::with_capacity(STREAM_CHUNK),
+            tx,
+        };
+        let produced = produce(&mut sink).and_then(|()| sink.send());
+        // Dropping the sink closes the channel: the writer finishes what it was sent.
+        drop(sink);
+        let written = writer
+            .join()
+            .map_err(|_| io::Error::other("writing a staged file failed"))?;
+        // The writer's own error first: a sink that could not send was its consequence.
+        let written = written?;
+        produced.map(|()| written)
+    })?;
+    crate::fsio::sync_file(&file, pending)?;
+    Ok(hash)
+}
+
+/// The sink [`stream_and_hash`] gives its producer: full chunks go to the writing thread.
+struct ChunkSink {
+    chunk: Vec<u8>,
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+}
+
+impl ChunkSink {
+    /// Hands the chunk so far to the writing thread.
+    fn send(&mut self) -> io::Result<()> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let full = std::mem::replace(&mut self.chunk, Vec::with_capacity(STREAM_CHUNK));
+        self.tx
+            .send(full)
+            .map_err(|_| io::Error::other("the thread writing a staged file stopped"))
+    }
+}
+
+impl io::Write for ChunkSink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = STREAM_CHUNK - self.chunk.len();
+        let taken = buf.len().min(room);
+        self.chunk.extend_from_slice(&buf[..taken]);
+        if self.chunk.len() == STREAM_CHUNK {
+            self.send()?;
+        }
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The bytes of `rel` as the executing rail sees them: staged if it wrote them, else on
@@ -391,5 +513,76 @@ mod tests {
             read(&run, "lifecycle.json", 1 << 20).unwrap().as_deref(),
             Some(&b"{}"[..])
         );
+    }
+
+    /// Bytes that fill several chunks, written in pieces that straddle the chunk edges.
+    fn streamed_bytes() -> Vec<u8> {
+        (0..(2 * STREAM_CHUNK + 12_345))
+            .map(|i| u8::try_from(i % 251).unwrap())
+            .collect()
+    }
+
+    fn produce_in_pieces(bytes: &[u8], sink: &mut dyn io::Write) -> io::Result<()> {
+        for piece in bytes.chunks(STREAM_CHUNK / 3 + 7) {
+            sink.write_all(piece)?;
+        }
+        Ok(())
+    }
+
+    /// A streamed write stages exactly the bytes produced, in order, under their hash,
+    /// fsyncs its pending file when durable and not when relaxed, and reads back like any
+    /// staged write; outside a rail it writes the file at once.
+    #[test]
+    fn a_streamed_write_stages_the_bytes_produced_under_their_hash() {
+        let bytes = streamed_bytes();
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path();
+        for relaxed in [false, true] {
+            begin(run, 3);
+            crate::fsio::take_synced();
+            let write = || write_streamed(run, "claims.json", |s| produce_in_pieces(&bytes, s));
+            if relaxed {
+                crate::fsio::relaxed(write).unwrap();
+            } else {
+                write().unwrap();
+            }
+            let synced = crate::fsio::take_synced();
+            assert_eq!(
+                read(run, "claims.json", 1 << 30).unwrap().as_deref(),
+                Some(&bytes[..])
+            );
+            let staged = end();
+            let (pending, hash) = &staged["claims.json"];
+            assert_eq!(std::fs::read(pending).unwrap(), bytes);
+            assert_eq!(*hash, bytes_hash(&bytes));
+            let expected = if relaxed {
+                vec![]
+            } else {
+                vec![pending.clone()]
+            };
+            assert_eq!(synced, expected, "relaxed: {relaxed}");
+            discard(&staged);
+        }
+        write_streamed(run, "claims.json", |s| produce_in_pieces(&bytes, s)).unwrap();
+        assert_eq!(std::fs::read(run.join("claims.json")).unwrap(), bytes);
+    }
+
+    /// A producer that fails after sending chunks fails the write with its own error and
+    /// stages nothing, so the rail fails and changes nothing.
+    #[test]
+    fn a_failing_producer_fails_the_streamed_write_and_stages_nothing() {
+        let bytes = streamed_bytes();
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path();
+        begin(run, 4);
+        let err = write_streamed(run, "claims.json", |s| {
+            produce_in_pieces(&bytes, s)?;
+            Err(io::Error::other("the document did not serialise"))
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "the document did not serialise");
+        assert!(end().is_empty());
+        let left: Vec<_> = std::fs::read_dir(run).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }

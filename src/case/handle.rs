@@ -524,7 +524,7 @@ fn store_artifact(
         *stored = Some(first.clone());
     } else {
         doc.insert(artifact);
-        store::write_doc(run_dir, EVIDENCE_JSON, &doc)?;
+        store::write_evidence(run_dir, &doc)?;
         // Taken back, not cloned before: the artifact may hold a 16 MiB excerpt.
         *stored = doc.artifacts.pop();
     }

@@ -73,6 +73,30 @@ pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(),
     super::commit::write(run_dir, rel, text.as_bytes()).map_err(CaseError::io("write", path))
 }
 
+/// Writes `doc` as evidence.json. A document whose excerpts hold a megabyte or more (a
+/// whole cited document) is serialised straight into the staged file, overlapped with
+/// its hashing and writing, never held whole in memory: its escaping and writing were
+/// most of an add-evidence of a 16 MiB file.
+///
+/// # Errors
+///
+/// The errors of [`write_doc`].
+pub fn write_evidence(run_dir: &Path, doc: &EvidenceDoc) -> Result<(), CaseError> {
+    const STREAMED_FROM: usize = 1 << 20;
+    if doc.excerpt_bytes() < STREAMED_FROM {
+        return write_doc(run_dir, EVIDENCE_JSON, doc);
+    }
+    let path = run_dir.join(EVIDENCE_JSON);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(CaseError::io("create", parent))?;
+    }
+    super::commit::write_streamed(run_dir, EVIDENCE_JSON, |sink| {
+        serde_json::to_writer_pretty(&mut *sink, doc).map_err(std::io::Error::other)?;
+        sink.write_all(b"\n")
+    })
+    .map_err(CaseError::io("write", path))
+}
+
 /// The run's evidence.json, strictly parsed and of this engine's format; an empty
 /// document when the file does not exist yet.
 ///
@@ -189,6 +213,43 @@ mod tests {
                 e.to_string().contains("expected anvil-claims v1"),
                 "{format} v{version}: {e}"
             );
+        }
+    }
+
+    /// evidence.json is the same bytes whether its excerpts are small (one buffer) or
+    /// large (streamed through the staged file's writer): pretty JSON and a newline, every
+    /// character that JSON escapes escaped, inside a rail and outside one.
+    #[test]
+    fn evidence_is_written_the_same_whether_streamed_or_not() {
+        use super::super::evidence::acquire_external;
+        use crate::skill::EvidenceKind;
+        let line = "a \"quoted\" \\ back\tslash, \u{1}\u{1f} ctrl, é ünïcode ✓ 🚀\r\n";
+        let doc_of = |excerpt: &str| {
+            let mut doc = EvidenceDoc::empty();
+            for n in 0..2 {
+                let kinds = [EvidenceKind::External];
+                let uri = format!("https://example.com/{n}");
+                doc.insert(acquire_external("docs", &uri, excerpt, &kinds, "now").unwrap());
+            }
+            doc
+        };
+        let small = doc_of(line);
+        let large = doc_of(&line.repeat((3 << 20) / line.len()));
+        assert!(small.excerpt_bytes() < 1 << 20 && large.excerpt_bytes() > 2 << 20);
+        for doc in [small, large] {
+            let expected = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+            let run = tempfile::tempdir().unwrap();
+            write_evidence(run.path(), &doc).unwrap();
+            let written = std::fs::read(run.path().join(EVIDENCE_JSON)).unwrap();
+            assert!(written == expected.as_bytes(), "outside a rail");
+            super::super::commit::begin(run.path(), 1);
+            write_evidence(run.path(), &doc).unwrap();
+            let staged = super::super::commit::end();
+            let (pending, hash) = &staged[EVIDENCE_JSON];
+            let written = std::fs::read(pending).unwrap();
+            assert!(written == expected.as_bytes(), "staged");
+            assert_eq!(*hash, crate::canon::bytes_hash(expected.as_bytes()));
+            assert_eq!(evidence(run.path()).unwrap().artifacts.len(), 2);
         }
     }
 }

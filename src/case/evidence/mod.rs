@@ -60,6 +60,12 @@ pub struct EvidenceDoc {
 }
 
 impl EvidenceDoc {
+    /// The bytes of every artifact's excerpt: about the size of the document.
+    #[must_use]
+    pub fn excerpt_bytes(&self) -> usize {
+        self.artifacts.iter().map(|a| a.excerpt.len()).sum()
+    }
+
     /// A document with no artifacts.
     #[must_use]
     pub fn empty() -> Self {
