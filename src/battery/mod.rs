@@ -12,6 +12,7 @@ mod config;
 pub mod contamination;
 pub mod corpus;
 pub mod endpoint;
+mod first_commit;
 pub mod merge;
 pub mod oracle;
 pub mod plan;

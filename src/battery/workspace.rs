@@ -215,6 +215,26 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
     Ok(())
 }
 
+/// Commits `repo` with git itself: a tree [`super::first_commit`] leaves to git (ignore or
+/// attribute files, a name git protects). Every trial copies this repository, so its
+/// `.git` is kept to what git needs: no template (sample hooks, description), no reflog,
+/// and the objects in one pack.
+fn commit_with_git(repo: &Path) -> Result<(), WorkspaceError> {
+    git(repo, &["init", "-q", "--template="])?;
+    git(repo, &["add", "-A"])?;
+    git(
+        repo,
+        &[
+            "commit",
+            "-q",
+            "--no-verify",
+            "-m",
+            super::first_commit::MESSAGE,
+        ],
+    )?;
+    git(repo, &["repack", "-a", "-d", "-q", "-n"])
+}
+
 /// A scenario's starting state, prepared once: the repository (committed when git is
 /// available) and the AIR, under `dir`.
 #[derive(Debug, Clone)]
@@ -243,16 +263,15 @@ pub fn prepare(
     let t_repo = dir.join("repo");
     copy_tree(repo, &t_repo)?;
     if commit {
-        // Every trial copies this repository, so its `.git` is kept to what git needs: no
-        // template (sample hooks, description), no reflog, and the objects in one pack —
-        // 17 files instead of 53 for a seven-file scenario. The commit is the same.
-        git(&t_repo, &["init", "-q", "--template="])?;
-        git(&t_repo, &["add", "-A"])?;
-        git(
-            &t_repo,
-            &["commit", "-q", "--no-verify", "-m", "scenario repository"],
-        )?;
-        git(&t_repo, &["repack", "-a", "-d", "-q", "-n"])?;
+        // A tree of plain files is committed in-process (`first_commit`): the same commit
+        // without three git processes; anything git interprets is left to git.
+        match super::first_commit::commit(&t_repo).map_err(io("commit", &t_repo))? {
+            // The objects in one pack: every trial copies this repository.
+            super::first_commit::Outcome::Committed => {
+                git(&t_repo, &["repack", "-a", "-d", "-q", "-n"])?;
+            }
+            super::first_commit::Outcome::NeedsGit(_) => commit_with_git(&t_repo)?,
+        }
     }
     let t_air = dir.join("air.json");
     let bytes = crate::limits::read_capped(air, crate::limits::Limit::DocBytes)
