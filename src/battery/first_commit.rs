@@ -21,6 +21,9 @@ pub(super) const IDENTITY: (&str, &str) = ("anvil-bench", "battery@anvil-bench.i
 pub(super) const DATE_SECONDS: i64 = 946_684_800;
 pub(super) const MESSAGE: &str = "scenario repository";
 
+/// A larger file is left to git, which streams it rather than holding it whole.
+const LARGEST_FILE: u64 = 64 << 20;
+
 /// What [`commit`] did.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Outcome {
@@ -66,7 +69,8 @@ pub(super) fn commit(root: &Path) -> io::Result<Outcome> {
     let repo = gix::open_opts(root, gix::open::Options::isolated()).map_err(io::Error::other)?;
     let mut ids = Vec::with_capacity(files.len());
     for file in &files {
-        let bytes = std::fs::read(root.join(&file.path))?;
+        // Never through a symlink, never past the size listed.
+        let bytes = crate::fsio::read_regular(&root.join(&file.path), LARGEST_FILE)?;
         if bytes.len() as u64 != file.meta.len() {
             return Err(io::Error::other(format!(
                 "`{}` changed while it was committed",
@@ -107,6 +111,8 @@ fn plain_files(root: &Path) -> io::Result<Result<Vec<File>, String>> {
             let path = format!("{prefix}{name}");
             if meta.is_dir() {
                 stack.push((entry.path(), format!("{path}/")));
+            } else if meta.is_file() && meta.len() > LARGEST_FILE {
+                return Ok(Err(format!("`{path}` is over {LARGEST_FILE} bytes")));
             } else if meta.is_file() {
                 files.push(File {
                     path,

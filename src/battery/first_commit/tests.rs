@@ -177,12 +177,18 @@ fn what_git_interprets_is_left_to_git_untouched() {
     assert!(!dir.path().join(".git").exists());
 }
 
-/// A symlink or special file is never read through: left to git (the template copy
-/// refuses them before this, so this is the second line).
+/// A symlink or special file is never read through, and a file too large to hold is
+/// streamed by git: both left to git (the template copy refuses links and special files
+/// before this, so this is the second line).
 #[test]
-fn a_symlink_is_left_to_git() {
+fn a_symlink_or_a_huge_file_is_left_to_git() {
     let dir = tree(&[file("ok", "x")]);
     std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link")).unwrap();
+    assert!(matches!(commit(dir.path()).unwrap(), Outcome::NeedsGit(_)));
+    assert!(!dir.path().join(".git").exists());
+    let dir = tree(&[file("ok", "x")]);
+    let huge = std::fs::File::create(dir.path().join("huge")).unwrap();
+    huge.set_len(LARGEST_FILE + 1).unwrap();
     assert!(matches!(commit(dir.path()).unwrap(), Outcome::NeedsGit(_)));
     assert!(!dir.path().join(".git").exists());
 }
