@@ -104,6 +104,13 @@ impl Arm {
         matches!(self, Arm::ClaudeCode | Arm::Codex)
     }
 
+    /// An arm whose agent is a program the battery does not own (a model CLI or any
+    /// command): what it writes, and how much, is beyond the engine's reach.
+    #[must_use]
+    pub fn external(self) -> bool {
+        matches!(self, Arm::ClaudeCode | Arm::Codex | Arm::Command)
+    }
+
     /// An arm that runs a separate agent process.
     #[must_use]
     pub fn spawns(self) -> bool {

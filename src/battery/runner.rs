@@ -375,15 +375,21 @@ pub fn run(
     });
 
     // Prepare each scenario's starting state once, at a neutral path.
-    let work_root = std::env::temp_dir().join(format!(
-        "anvil-{}",
-        ulid::Ulid::new().to_string().to_lowercase()
-    ));
     let needed: BTreeSet<&str> = todo.iter().map(|p| p.scenario.as_str()).collect();
     let wanted: Vec<&Scenario> = scenarios
         .iter()
         .filter(|s| needed.contains(s.dir_id.as_str()))
         .collect();
+    let scratch = scratch_dir(&arms, &wanted, cfg.jobs);
+    if scratch == Path::new(SHM) {
+        events(Event::Note(
+            "scratch (templates and trial worlds) on tmpfs, /dev/shm: no trial runs an outside agent; set TMPDIR to keep it on a disk".into(),
+        ));
+    }
+    let work_root = scratch.join(format!(
+        "anvil-{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    ));
     let prepared = prepare_templates(&wanted, &work_root, git, cfg.jobs)?;
 
     let result = execute(
@@ -497,14 +503,104 @@ fn open_results_dir(
 
 /// Each wanted scenario's starting state, prepared once under `work_root`. On a failure
 /// `work_root` is removed and the first failure returned.
+/// The tmpfs a battery may keep its scratch on.
+const SHM: &str = "/dev/shm";
+
+/// Where a battery keeps its disposable scratch, the scenario templates and trial worlds
+/// (relaxed durability already: nothing in them outlives a trial but the case run, moved
+/// out to the results). On a tmpfs when `TMPDIR` is unset, `/dev/shm` takes a file, and
+/// its free space is at least four times what the scratch can hold; the system temporary
+/// directory otherwise. A disk pays for every file created and removed: each trial copies
+/// a repository and drops it, and on an ext4 without a journal an inode freed in the last
+/// minutes makes the next allocations in its group slow — the default battery's own churn
+/// doubled its wall time over a few runs. Never for a battery with an arm whose agent the
+/// battery does not own: what such an agent writes is unbounded, and on tmpfs it is
+/// memory.
+fn scratch_dir(arms: &[Arm], wanted: &[&Scenario], jobs: usize) -> PathBuf {
+    let owned = !arms.iter().any(|a| a.external());
+    let tmpfs = std::env::var_os("TMPDIR").is_none()
+        && owned
+        && takes_a_file(Path::new(SHM))
+        && free_bytes(Path::new(SHM)).is_some_and(|free| {
+            scratch_fits(
+                wanted.iter().map(|s| tree_bytes(&s.repo())).sum(),
+                jobs,
+                free,
+            )
+        });
+    if tmpfs {
+        PathBuf::from(SHM)
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+/// Whether scratch for a corpus of `corpus` bytes fits in `free` bytes with room to spare:
+/// every template (a copy and its `.git`, at most twice the files) and a trial world per
+/// job at a time, a quarter of the space at most.
+fn scratch_fits(corpus: u64, jobs: usize, free: u64) -> bool {
+    let jobs = u64::try_from(jobs).unwrap_or(u64::MAX);
+    corpus
+        .saturating_mul(jobs.saturating_add(2))
+        .saturating_add(64 << 20)
+        <= free / 4
+}
+
+/// Whether a new file can be made in `dir` (it is removed again).
+fn takes_a_file(dir: &Path) -> bool {
+    let probe = dir.join(format!(".anvil-probe-{}", ulid::Ulid::new()));
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .is_ok();
+    if made {
+        let _ = std::fs::remove_file(&probe);
+    }
+    made
+}
+
+/// The bytes of the regular files under `dir` (links are not followed; what cannot be
+/// listed counts nothing, and the template copy will name it).
+fn tree_bytes(dir: &Path) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.metadata() {
+                Ok(m) if m.is_dir() => stack.push(entry.path()),
+                Ok(m) if m.is_file() => total = total.saturating_add(m.len()),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+/// The bytes an unprivileged process may still write on the file system holding `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `path` is a NUL-terminated string and `stat` a zeroed struct statvfs fills.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(path.as_ptr(), &raw mut stat) };
+    // Block counts and sizes are narrower than u64 on some targets.
+    #[allow(clippy::useless_conversion)]
+    let free = u64::from(stat.f_bavail).saturating_mul(u64::from(stat.f_frsize));
+    (rc == 0).then_some(free)
+}
+
 fn prepare_templates(
     wanted: &[&Scenario],
     work_root: &Path,
     git: bool,
     jobs: usize,
 ) -> Result<BTreeMap<String, Arc<Prepared>>, BatteryError> {
-    // Templates are prepared on the battery's jobs: each is a copy and four git calls, and
-    // one after another they were a second of wall time with one core idle.
+    // Templates are prepared on the battery's jobs: each is a copy, a commit and a git
+    // repack, and one after another they were a second of wall time with one core idle.
     let templates = crate::par::in_order(wanted, jobs.max(1), |s, _| {
         Prepared::new(s, work_root, git).map_err(|e| format!("scenario `{}`: {e}", s.dir_id))
     });
@@ -548,4 +644,59 @@ fn write_manifest(file: &Path, m: &Manifest) -> Result<(), BatteryError> {
     let doc = serde_json::json!({"format": "anvil-battery-manifest", "formatVersion": FORMAT_VERSION, "manifest": m});
     crate::fsio::write_json_atomic(file, &doc)
         .map_err(|e| BatteryError::Fatal(format!("writing `{}`: {e}", file.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scratch fits when the corpus, times the jobs plus two, and 64 MiB take at most a
+    /// quarter of the free space; overflowing sizes never fit.
+    #[test]
+    fn scratch_fits_in_a_quarter_of_the_free_space() {
+        let free = 4 * ((10 << 20) * 4 + (64 << 20));
+        assert!(scratch_fits(10 << 20, 2, free));
+        assert!(!scratch_fits(10 << 20, 2, free - 4));
+        assert!(!scratch_fits(10 << 20, 3, free));
+        assert!(!scratch_fits(u64::MAX, 2, u64::MAX));
+        assert!(!scratch_fits(1, usize::MAX, u64::MAX));
+    }
+
+    /// A battery with an outside agent never keeps its scratch on tmpfs, whatever else
+    /// holds; one whose agents are all the engine's does when `TMPDIR` is unset and
+    /// `/dev/shm` takes a file, and that scratch is counted for what the corpus holds.
+    #[test]
+    fn scratch_goes_to_tmpfs_only_for_the_engines_own_agents() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        let (scenarios, problems) = load_scenarios(&corpus);
+        assert!(problems.is_empty(), "{problems:?}");
+        let wanted: Vec<&Scenario> = scenarios.iter().collect();
+        assert!(tree_bytes(&corpus) > 0);
+        for outside in [Arm::Command, Arm::ClaudeCode, Arm::Codex] {
+            let arms = [Arm::Baseline, Arm::Heuristic, outside];
+            assert_eq!(
+                scratch_dir(&arms, &wanted, 2),
+                std::env::temp_dir(),
+                "{outside}"
+            );
+        }
+        let owned = [
+            Arm::Baseline,
+            Arm::Heuristic,
+            Arm::Oracle,
+            Arm::CheaterReach,
+        ];
+        let expected = if std::env::var_os("TMPDIR").is_none() && takes_a_file(Path::new(SHM)) {
+            PathBuf::from(SHM)
+        } else {
+            std::env::temp_dir()
+        };
+        assert_eq!(scratch_dir(&owned, &wanted, 2), expected);
+        // No space is enough for a corpus larger than any disk.
+        assert!(!scratch_fits(
+            u64::MAX / 2,
+            2,
+            free_bytes(Path::new("/")).unwrap()
+        ));
+    }
 }
