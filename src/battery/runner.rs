@@ -501,8 +501,6 @@ fn open_results_dir(
     Ok(Vec::new())
 }
 
-/// Each wanted scenario's starting state, prepared once under `work_root`. On a failure
-/// `work_root` is removed and the first failure returned.
 /// The tmpfs a battery may keep its scratch on.
 const SHM: &str = "/dev/shm";
 
@@ -513,7 +511,7 @@ const SHM: &str = "/dev/shm";
 /// directory otherwise. A disk pays for every file created and removed: each trial copies
 /// a repository and drops it, and on an ext4 without a journal an inode freed in the last
 /// minutes makes the next allocations in its group slow — the default battery's own churn
-/// doubled its wall time over a few runs. Never for a battery with an arm whose agent the
+/// tripled its wall time over a few runs. Never for a battery with an arm whose agent the
 /// battery does not own: what such an agent writes is unbounded, and on tmpfs it is
 /// memory.
 fn scratch_dir(arms: &[Arm], wanted: &[&Scenario], jobs: usize) -> PathBuf {
@@ -593,6 +591,8 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     (rc == 0).then_some(free)
 }
 
+/// Each wanted scenario's starting state, prepared once under `work_root`. On a failure
+/// `work_root` is removed and the first failure returned.
 fn prepare_templates(
     wanted: &[&Scenario],
     work_root: &Path,
