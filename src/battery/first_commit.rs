@@ -15,11 +15,10 @@ use std::path::Path;
 
 use gix::objs::Write as _;
 
-/// The identity and date of the template commit (the same as the `git` path's).
-pub(super) const IDENTITY: (&str, &str) = ("anvil-bench", "battery@anvil-bench.invalid");
-/// 2000-01-01T00:00:00Z.
-pub(super) const DATE_SECONDS: i64 = 946_684_800;
-pub(super) const MESSAGE: &str = "scenario repository";
+use super::workspace::{IDENTITY, MESSAGE};
+
+/// [`super::workspace::DATE`], 2000-01-01T00:00:00Z, in seconds.
+const DATE_SECONDS: i64 = 946_684_800;
 
 /// A larger file is left to git, which streams it rather than holding it whole.
 const LARGEST_FILE: u64 = 64 << 20;
@@ -144,6 +143,9 @@ fn special_to_git(name: &str) -> Option<&'static str> {
     None
 }
 
+/// The mode git records for a directory.
+const TREE_MODE: &str = "40000";
+
 /// Writes the tree of the files under `prefix` (`""` or `dir/`) and returns its id.
 /// `files` is sorted by path; a directory's files are contiguous in it.
 fn write_tree(
@@ -152,8 +154,8 @@ fn write_tree(
     ids: &[gix::ObjectId],
     prefix: &str,
 ) -> io::Result<gix::ObjectId> {
-    // (name as git sorts it, mode, name, id): a directory sorts as if named `name/`.
-    let mut entries: Vec<(String, &str, String, gix::ObjectId)> = Vec::new();
+    // (mode, name, id).
+    let mut entries: Vec<(&str, &str, gix::ObjectId)> = Vec::new();
     let mut i = 0;
     while i < files.len() {
         let rest = &files[i].path[prefix.len()..];
@@ -164,7 +166,7 @@ fn write_tree(
                 } else {
                     "100644"
                 };
-                entries.push((rest.to_string(), mode, rest.to_string(), ids[i]));
+                entries.push((mode, rest, ids[i]));
                 i += 1;
             }
             Some((dir, _)) => {
@@ -174,14 +176,19 @@ fn write_tree(
                     .take_while(|f| f.path.starts_with(&sub))
                     .count();
                 let id = write_tree(repo, &files[i..end], &ids[i..end], &sub)?;
-                entries.push((format!("{dir}/"), "40000", dir.to_string(), id));
+                entries.push((TREE_MODE, dir, id));
                 i = end;
             }
         }
     }
-    entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    // Git's order: a directory sorts as if its name ended in `/`.
+    fn key<'a>(mode: &str, name: &'a str) -> impl Iterator<Item = u8> + 'a {
+        let slash: &'static [u8] = if mode == TREE_MODE { b"/" } else { b"" };
+        name.bytes().chain(slash.iter().copied())
+    }
+    entries.sort_by(|a, b| key(a.0, a.1).cmp(key(b.0, b.1)));
     let mut bytes = Vec::new();
-    for (_, mode, name, id) in &entries {
+    for (mode, name, id) in &entries {
         bytes.extend_from_slice(mode.as_bytes());
         bytes.push(b' ');
         bytes.extend_from_slice(name.as_bytes());

@@ -10,15 +10,21 @@ use std::process::{Command, Stdio};
 
 use sha2::{Digest, Sha256};
 
-/// Fixed identity and date: the same scenario always commits to the same revision, so a
-/// resumed or repeated battery sees the same `sourceRevision`.
+/// The template commit's author and committer, date and message: the same scenario always
+/// commits to the same revision, so a resumed or repeated battery sees the same
+/// `sourceRevision` (whether git or `first_commit` makes the commit).
+pub(super) const IDENTITY: (&str, &str) = ("anvil-bench", "battery@anvil-bench.invalid");
+pub(super) const DATE: &str = "2000-01-01T00:00:00Z";
+pub(super) const MESSAGE: &str = "scenario repository";
+
+/// Fixed identity and date, and no system or global configuration.
 const GIT_ENV: &[(&str, &str)] = &[
-    ("GIT_AUTHOR_NAME", "anvil-bench"),
-    ("GIT_AUTHOR_EMAIL", "battery@anvil-bench.invalid"),
-    ("GIT_AUTHOR_DATE", "2000-01-01T00:00:00Z"),
-    ("GIT_COMMITTER_NAME", "anvil-bench"),
-    ("GIT_COMMITTER_EMAIL", "battery@anvil-bench.invalid"),
-    ("GIT_COMMITTER_DATE", "2000-01-01T00:00:00Z"),
+    ("GIT_AUTHOR_NAME", IDENTITY.0),
+    ("GIT_AUTHOR_EMAIL", IDENTITY.1),
+    ("GIT_AUTHOR_DATE", DATE),
+    ("GIT_COMMITTER_NAME", IDENTITY.0),
+    ("GIT_COMMITTER_EMAIL", IDENTITY.1),
+    ("GIT_COMMITTER_DATE", DATE),
     ("GIT_CONFIG_NOSYSTEM", "1"),
     ("GIT_CONFIG_GLOBAL", "/dev/null"),
 ];
@@ -179,8 +185,11 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
-    let out = Command::new("git")
+/// `git` in `dir` as the battery runs it: the identity, date and isolation of [`GIT_ENV`],
+/// no reflog, no background maintenance, nowhere above `dir` taken for a repository.
+pub(super) fn git_command(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command
         .arg("-C")
         .arg(dir)
         .args([
@@ -197,10 +206,15 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
             "-c",
             "gc.auto=0",
         ])
-        .args(args)
         .envs(GIT_ENV.iter().copied())
         .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir))
-        .stdin(Stdio::null())
+        .stdin(Stdio::null());
+    command
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
+    let out = git_command(dir)
+        .args(args)
         .output()
         .map_err(|e| WorkspaceError::Git {
             args: args.join(" "),
@@ -216,23 +230,12 @@ fn git(dir: &Path, args: &[&str]) -> Result<(), WorkspaceError> {
 }
 
 /// Commits `repo` with git itself: a tree [`super::first_commit`] leaves to git (ignore or
-/// attribute files, a name git protects). Every trial copies this repository, so its
-/// `.git` is kept to what git needs: no template (sample hooks, description), no reflog,
-/// and the objects in one pack.
+/// attribute files, a name git protects). No template (sample hooks, description): every
+/// trial copies this repository, so its `.git` is kept to what git needs.
 fn commit_with_git(repo: &Path) -> Result<(), WorkspaceError> {
     git(repo, &["init", "-q", "--template="])?;
     git(repo, &["add", "-A"])?;
-    git(
-        repo,
-        &[
-            "commit",
-            "-q",
-            "--no-verify",
-            "-m",
-            super::first_commit::MESSAGE,
-        ],
-    )?;
-    git(repo, &["repack", "-a", "-d", "-q", "-n"])
+    git(repo, &["commit", "-q", "--no-verify", "-m", MESSAGE])
 }
 
 /// A scenario's starting state, prepared once: the repository (committed when git is
@@ -265,13 +268,12 @@ pub fn prepare(
     if commit {
         // A tree of plain files is committed in-process (`first_commit`): the same commit
         // without three git processes; anything git interprets is left to git.
-        match super::first_commit::commit(&t_repo).map_err(io("commit", &t_repo))? {
-            // The objects in one pack: every trial copies this repository.
-            super::first_commit::Outcome::Committed => {
-                git(&t_repo, &["repack", "-a", "-d", "-q", "-n"])?;
-            }
-            super::first_commit::Outcome::NeedsGit(_) => commit_with_git(&t_repo)?,
+        let outcome = super::first_commit::commit(&t_repo).map_err(io("commit", &t_repo))?;
+        if let super::first_commit::Outcome::NeedsGit(_) = outcome {
+            commit_with_git(&t_repo)?;
         }
+        // The objects in one pack: every trial copies this repository.
+        git(&t_repo, &["repack", "-a", "-d", "-q", "-n"])?;
     }
     let t_air = dir.join("air.json");
     let bytes = crate::limits::read_capped(air, crate::limits::Limit::DocBytes)

@@ -59,18 +59,7 @@ pub fn read_doc<T: DeserializeOwned>(run_dir: &Path, rel: &str) -> Result<Option
 /// written (or staged), including through a symlink, and `Corrupt` if `doc` cannot be
 /// serialised.
 pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(), CaseError> {
-    let path = run_dir.join(rel);
-    if let Some(parent) = path.parent() {
-        // Nothing to do when it exists (the usual case: open made output/).
-        std::fs::create_dir_all(parent).map_err(CaseError::io("create", parent))?;
-    }
-    let mut text = serde_json::to_string_pretty(doc).map_err(|e| CaseError::Corrupt {
-        file: path.clone(),
-        field: ".".into(),
-        reason: e.to_string(),
-    })?;
-    text.push('\n');
-    super::commit::write(run_dir, rel, text.as_bytes()).map_err(CaseError::io("write", path))
+    write_doc_streamed(run_dir, rel, doc, false)
 }
 
 /// Writes `doc` as evidence.json. A document whose excerpts hold a megabyte or more (a
@@ -83,18 +72,41 @@ pub fn write_doc<T: Serialize>(run_dir: &Path, rel: &str, doc: &T) -> Result<(),
 /// The errors of [`write_doc`].
 pub fn write_evidence(run_dir: &Path, doc: &EvidenceDoc) -> Result<(), CaseError> {
     const STREAMED_FROM: usize = 1 << 20;
-    if doc.excerpt_bytes() < STREAMED_FROM {
-        return write_doc(run_dir, EVIDENCE_JSON, doc);
-    }
-    let path = run_dir.join(EVIDENCE_JSON);
+    write_doc_streamed(
+        run_dir,
+        EVIDENCE_JSON,
+        doc,
+        doc.excerpt_bytes() >= STREAMED_FROM,
+    )
+}
+
+/// [`write_doc`], serialised into one buffer, or, when `streamed`, through
+/// [`super::commit::write_streamed`].
+fn write_doc_streamed<T: Serialize>(
+    run_dir: &Path,
+    rel: &str,
+    doc: &T,
+    streamed: bool,
+) -> Result<(), CaseError> {
+    let path = run_dir.join(rel);
     if let Some(parent) = path.parent() {
+        // Nothing to do when it exists (the usual case: open made output/).
         std::fs::create_dir_all(parent).map_err(CaseError::io("create", parent))?;
     }
-    super::commit::write_streamed(run_dir, EVIDENCE_JSON, |sink| {
-        serde_json::to_writer_pretty(&mut *sink, doc).map_err(std::io::Error::other)?;
-        sink.write_all(b"\n")
-    })
-    .map_err(CaseError::io("write", path))
+    if streamed {
+        return super::commit::write_streamed(run_dir, rel, |sink| {
+            serde_json::to_writer_pretty(&mut *sink, doc).map_err(std::io::Error::other)?;
+            sink.write_all(b"\n")
+        })
+        .map_err(CaseError::io("write", path));
+    }
+    let mut text = serde_json::to_string_pretty(doc).map_err(|e| CaseError::Corrupt {
+        file: path.clone(),
+        field: ".".into(),
+        reason: e.to_string(),
+    })?;
+    text.push('\n');
+    super::commit::write(run_dir, rel, text.as_bytes()).map_err(CaseError::io("write", path))
 }
 
 /// The run's evidence.json, strictly parsed and of this engine's format; an empty

@@ -20,31 +20,10 @@ fn git_available(test: &str) -> bool {
     found
 }
 
-/// `git` in `dir`, isolated from the machine's configuration, as the battery runs it.
+/// `git` in `dir` as the battery runs it; its output.
 fn git(dir: &Path, args: &[&str]) -> String {
-    let (name, email) = IDENTITY;
-    let date = "2000-01-01T00:00:00Z";
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
+    let out = super::super::workspace::git_command(dir)
         .args(args)
-        .envs([
-            ("GIT_AUTHOR_NAME", name),
-            ("GIT_AUTHOR_EMAIL", email),
-            ("GIT_AUTHOR_DATE", date),
-            ("GIT_COMMITTER_NAME", name),
-            ("GIT_COMMITTER_EMAIL", email),
-            ("GIT_COMMITTER_DATE", date),
-            ("GIT_CONFIG_NOSYSTEM", "1"),
-            ("GIT_CONFIG_GLOBAL", "/dev/null"),
-        ])
-        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir))
         .output()
         .unwrap();
     assert!(
