@@ -15,9 +15,13 @@ use std::path::Path;
 
 use gix::objs::Write as _;
 
-use super::workspace::{IDENTITY, MESSAGE};
-
-/// [`super::workspace::DATE`], 2000-01-01T00:00:00Z, in seconds.
+/// The template commit's author and committer, date and message: the same scenario always
+/// commits to the same revision, so a resumed or repeated battery sees the same
+/// `sourceRevision`, whether git (with these in its environment) or [`commit`] makes it.
+pub(super) const IDENTITY: (&str, &str) = ("anvil-bench", "battery@anvil-bench.invalid");
+pub(super) const DATE: &str = "2000-01-01T00:00:00Z";
+pub(super) const MESSAGE: &str = "scenario repository";
+/// [`DATE`] in seconds.
 const DATE_SECONDS: i64 = 946_684_800;
 
 /// A larger file is left to git, which streams it rather than holding it whole.

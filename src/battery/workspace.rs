@@ -10,12 +10,7 @@ use std::process::{Command, Stdio};
 
 use sha2::{Digest, Sha256};
 
-/// The template commit's author and committer, date and message: the same scenario always
-/// commits to the same revision, so a resumed or repeated battery sees the same
-/// `sourceRevision` (whether git or `first_commit` makes the commit).
-pub(super) const IDENTITY: (&str, &str) = ("anvil-bench", "battery@anvil-bench.invalid");
-pub(super) const DATE: &str = "2000-01-01T00:00:00Z";
-pub(super) const MESSAGE: &str = "scenario repository";
+use super::first_commit::{DATE, IDENTITY, MESSAGE};
 
 /// Fixed identity and date, and no system or global configuration.
 const GIT_ENV: &[(&str, &str)] = &[
