@@ -214,3 +214,53 @@ fn the_drawn_lines_match_most_builtin_patterns() {
         patterns.len()
     );
 }
+
+/// The rule patterns of the embedded registry (the ones a filter is built over), with the
+/// placeholder they are compiled with.
+fn builtin_rule_patterns() -> Vec<String> {
+    let mut all = vec![];
+    for skill in &registry().skills {
+        for att in skill.policy.attestation.values() {
+            if let Attestation::Patterns { rules } = att {
+                for rule in rules {
+                    let [pattern, ..] = rule.sources(super::super::MASK);
+                    all.extend(pattern);
+                }
+            }
+        }
+    }
+    all
+}
+
+/// The build script's table holds every rule pattern of the embedded registry, each with
+/// the literal sets parsing it here gives: the table only saves the parse.
+#[test]
+fn the_build_table_is_the_parse_of_every_builtin_rule_pattern() {
+    let table = super::table::NEEDS;
+    assert!(
+        table.windows(2).all(|w| w[0].0 < w[1].0),
+        "the table must be sorted without repeats: it is binary-searched"
+    );
+    let patterns = builtin_rule_patterns();
+    assert!(patterns.len() >= 90, "{} rule patterns", patterns.len());
+    for p in &patterns {
+        let entry = table.binary_search_by(|(k, _)| (*k).cmp(p.as_str()));
+        assert!(entry.is_ok(), "the build table lacks {p}");
+        let parsed = super::needs::needed(&regex_syntax::parse(p).unwrap());
+        assert_eq!(super::needs_of(p), parsed, "{p}");
+    }
+}
+
+/// A pattern the table does not hold is parsed when the filter is built.
+#[test]
+fn a_pattern_outside_the_table_is_parsed() {
+    let p = r"\bfortnight\b";
+    assert!(
+        super::table::NEEDS.iter().all(|(k, _)| *k != p),
+        "pick a pattern the registry does not use"
+    );
+    assert_eq!(super::needs_of(p), vec![vec![b"fortnight".to_vec()]]);
+    let filter = Prefilter::new([p]);
+    assert_eq!(filter.candidates("two FORTNIGHTS"), vec![true]);
+    assert_eq!(filter.candidates("two weeks"), vec![false]);
+}
