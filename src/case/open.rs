@@ -540,8 +540,9 @@ fn materialize(
     let final_dir = case_dir.join(&run_id);
     let result = (|| -> Result<(), CaseError> {
         fs::create_dir(&staging).map_err(CaseError::io("create", &staging))?;
-        // The directories first: each file below is written atomically, which fsyncs the
-        // staging directory after it, so the last write makes every entry durable.
+        // Nothing reads the staging directory until it is renamed into place: each file is
+        // written once (fsynced when durable), then the directory is synced once, so the
+        // rename publishes a run whose every entry and byte is already on disk.
         for dir in [WORKSPACE_DIR, OUTPUT_DIR] {
             let path = staging.join(dir);
             fs::create_dir(&path).map_err(CaseError::io("create", path))?;
@@ -556,7 +557,7 @@ fn materialize(
         let (case_md, schema) = render_views(doc, &case_hash);
         let write = |name: &str, bytes: &[u8]| {
             let path = staging.join(name);
-            fsio::write_atomic(&path, bytes).map_err(CaseError::io("write", path))
+            fsio::write_new(&path, bytes).map_err(CaseError::io("write", path))
         };
         write(CASE_JSON, &case_bytes)?;
         write(CASE_MD, case_md.as_bytes())?;
@@ -566,8 +567,14 @@ fn materialize(
             &doc.identity.created_at,
             &case_hash,
         );
-        let path = staging.join(LIFECYCLE_JSON);
-        fsio::write_json_atomic(&path, &lifecycle).map_err(CaseError::io("write", path))?;
+        let mut lifecycle_bytes =
+            serde_json::to_vec_pretty(&lifecycle).map_err(|e| CaseError::Corrupt {
+                file: staging.join(LIFECYCLE_JSON),
+                field: ".".into(),
+                reason: e.to_string(),
+            })?;
+        lifecycle_bytes.push(b'\n');
+        write(LIFECYCLE_JSON, &lifecycle_bytes)?;
         write(JOURNAL, b"")?;
         if let Some(manifest) = manifest {
             // Its canonical JSON, so that the file's bytes (before the newline) hash to the
@@ -576,6 +583,7 @@ fn materialize(
             bytes.push(b'\n');
             write(SOURCE_JSON, &bytes)?;
         }
+        fsio::sync_dir(&staging).map_err(CaseError::io("sync", &staging))?;
         if final_dir.exists() {
             return Err(CaseError::Io {
                 action: "create",
@@ -682,8 +690,8 @@ mod tests {
         }
     }
 
-    /// A durable open syncs the run's staging directory last before publishing it (after
-    /// its last file), then the case directory after the rename.
+    /// A durable open syncs every file of the staged run, then the staging directory
+    /// once, before publishing it, then the case directory after the rename.
     #[test]
     fn a_durable_open_syncs_the_staged_run_then_the_case_directory() {
         let tmp = tempfile::tempdir().unwrap();
@@ -700,6 +708,24 @@ mod tests {
             (staging.as_path(), case_dir),
             "{synced:?}"
         );
+        assert_eq!(
+            synced.iter().filter(|p| **p == staging).count(),
+            1,
+            "{synced:?}"
+        );
+        let files: Vec<_> = std::fs::read_dir(run.dir())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| e.file_name())
+            .collect();
+        assert!(files.len() >= 5, "{files:?}");
+        for name in files {
+            assert!(
+                synced[..n - 2].contains(&staging.join(&name)),
+                "{name:?} was not synced before the run was published: {synced:?}"
+            );
+        }
     }
 
     /// A scope rule is `GLOB=KIND` with a relative glob that stays in the repository and a
