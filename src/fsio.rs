@@ -211,12 +211,22 @@ pub fn absolute(path: &Path) -> io::Result<PathBuf> {
 ///
 /// An existing file at `path`, or any I/O error writing or syncing the new one.
 pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_new_unsynced(path, bytes).and_then(|file| sync_file(&file, path))
+}
+
+/// [`write_new`] without the fsync, for a file that is rewritten before anything depends
+/// on it; returns the open file.
+///
+/// # Errors
+///
+/// An existing file at `path`, or any I/O error writing the new one.
+pub fn write_new_unsynced(path: &Path, bytes: &[u8]) -> io::Result<File> {
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
     let half = bytes.len() / 2;
     file.write_all(&bytes[..half])?;
     crash_point("stage-partial");
     file.write_all(&bytes[half..])?;
-    sync_file(&file, path)
+    Ok(file)
 }
 
 /// Crash injection for the crash-safety trials: in a debug build, when `ANVIL_CRASH_AT`

@@ -15,13 +15,17 @@ use std::path::{Path, PathBuf};
 
 use super::error::CaseError;
 use super::journal::Journal;
-use super::layout::{MAX_RUN_FILE_BYTES, OUTPUT_DIR};
+use super::layout::{LIFECYCLE_JSON, MAX_RUN_FILE_BYTES, OUTPUT_DIR};
 use crate::canon::bytes_hash;
 
 /// The files one executing rail has written so far.
 struct Stage {
     run_dir: PathBuf,
     fence: u64,
+    /// Whether a staged lifecycle.json is fsynced. Not in a rail's body: the commit
+    /// always reads that one back, records the chain head in it and stages the result
+    /// (fsynced) before the line that commits it, so the body's copy is never committed.
+    sync_lifecycle: bool,
     /// Run-relative path → (pending file, its bytes' hash).
     files: BTreeMap<String, (PathBuf, String)>,
 }
@@ -74,7 +78,15 @@ pub fn write(run_dir: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
     if !staging_for(run_dir) {
         return crate::fsio::write_atomic(&run_dir.join(rel), bytes);
     }
-    stage(run_dir, rel, |pending| write_and_hash(pending, bytes))
+    let sync = rel != LIFECYCLE_JSON
+        || STAGE.with(|s| s.borrow().as_ref().is_none_or(|st| st.sync_lifecycle));
+    stage(run_dir, rel, |pending| {
+        if sync {
+            write_and_hash(pending, bytes)
+        } else {
+            crate::fsio::write_new_unsynced(pending, bytes).map(|_| bytes_hash(bytes))
+        }
+    })
 }
 
 /// [`write`] for a document too large to hold twice (an evidence.json with a 16 MiB
@@ -253,12 +265,22 @@ pub fn read(run_dir: &Path, rel: &str, cap: u64) -> io::Result<Option<Vec<u8>>> 
     }
 }
 
-/// Starts staging for the rail holding `fence` on this thread.
+/// Starts staging a rail's body for the rail holding `fence` on this thread.
 pub(super) fn begin(run_dir: &Path, fence: u64) {
+    begin_with(run_dir, fence, false);
+}
+
+/// Starts staging the lifecycle.json a rail's commit writes: the one it commits.
+pub(super) fn begin_commit(run_dir: &Path, fence: u64) {
+    begin_with(run_dir, fence, true);
+}
+
+fn begin_with(run_dir: &Path, fence: u64, sync_lifecycle: bool) {
     STAGE.with(|s| {
         *s.borrow_mut() = Some(Stage {
             run_dir: run_dir.to_path_buf(),
             fence,
+            sync_lifecycle,
             files: BTreeMap::new(),
         });
     });

@@ -474,7 +474,7 @@ fn commit(
             entries: journal.entries.len() as u64,
             head: head.clone(),
         };
-        super::commit::begin(run_dir, state.fence);
+        super::commit::begin_commit(run_dir, state.fence);
         let saved = lc.save(run_dir);
         staged.extend(super::commit::end());
         saved.map_err(|e| discard_on_err(&staged, e))?;
@@ -680,6 +680,34 @@ mod tests {
             "{synced:?}"
         );
         assert_eq!(synced.last(), Some(&run.dir().join(JOURNAL)), "{synced:?}");
+    }
+
+    /// A rail that moves the lifecycle syncs the lifecycle.json it commits once: the copy
+    /// its body stages is rewritten with the chain head before the line, so only the
+    /// rewrite is synced, and before the line.
+    #[test]
+    fn a_lifecycle_rail_syncs_its_committed_lifecycle_once_before_its_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = payments_run(tmp.path(), &[]);
+        let id = cite(&run, "src/payments/service.py", 32, 39).id;
+        claim_unit(&run, "s", &[&id]);
+        crate::fsio::take_synced();
+        run.freeze_research(None).unwrap();
+        let synced = crate::fsio::take_synced();
+        let journal = run.dir().join(JOURNAL);
+        let lifecycle: Vec<usize> = (0..synced.len())
+            .filter(|&i| {
+                let name = synced[i].file_name().unwrap().to_string_lossy();
+                name.starts_with(".lifecycle.json.pending-")
+            })
+            .collect();
+        assert_eq!(lifecycle.len(), 1, "{synced:?}");
+        let line = synced.iter().position(|p| *p == journal).unwrap();
+        assert!(lifecycle[0] < line, "{synced:?}");
+        // What it synced is what landed: the lifecycle records the line it follows.
+        let lc = Lifecycle::load(run.dir()).unwrap();
+        let journal = read_journal(run.dir()).unwrap();
+        assert_eq!(lc.journal.entries + 1, journal.len() as u64);
     }
 
     /// Relaxed durability (the battery's per-trial cases) makes no fsync at all, from open
