@@ -205,7 +205,8 @@ pub fn absolute(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// Writes `bytes` to a new file at `path` (refusing an existing one), fsynced when
-/// durable. The rail commit protocol stages its files with it.
+/// durable. The rail commit protocol stages its files with it, and open writes the files
+/// of the run it stages.
 ///
 /// # Errors
 ///

@@ -3,10 +3,12 @@
 //!
 //! Invariant: a rail's effect on its run is all or nothing at any kill point. While a rail
 //! runs, every file it writes is staged beside its target as `.<name>.pending-<fence>`
-//! (fsynced) and reads see the staged bytes; the journal line that names each file's new
-//! hash is the commit point; the renames come after it. Under the run lock, [`recover`]
-//! completes the renames of the last committed line and deletes every pending or
-//! temporary file that no committed line names, so no reader ever works from half a rail.
+//! (fsynced; the lifecycle.json a body stages is not, since the commit rewrites it with the
+//! chain head and syncs that) and reads see the staged bytes; the journal line that names
+//! each file's new hash is the commit point; the renames come after it. Under the run
+//! lock, [`recover`] completes the renames of the last committed line and deletes every
+//! pending or temporary file that no committed line names, so no reader ever works from
+//! half a rail.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
