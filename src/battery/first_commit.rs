@@ -40,8 +40,18 @@ pub(super) enum Outcome {
 struct File {
     /// `/`-separated, relative to the root.
     path: String,
-    executable: bool,
     meta: std::fs::Metadata,
+}
+
+impl File {
+    /// The mode git records: executable when the owner may execute it (core.filemode).
+    fn mode(&self) -> u32 {
+        if self.meta.mode() & 0o100 != 0 {
+            0o100_755
+        } else {
+            0o100_644
+        }
+    }
 }
 
 /// Commits the plain files under `root` (directories and regular files only: the template
@@ -117,12 +127,7 @@ fn plain_files(root: &Path) -> io::Result<Result<Vec<File>, String>> {
             } else if meta.is_file() && meta.len() > LARGEST_FILE {
                 return Ok(Err(format!("`{path}` is over {LARGEST_FILE} bytes")));
             } else if meta.is_file() {
-                files.push(File {
-                    path,
-                    // git records the owner's execute bit (core.filemode).
-                    executable: meta.mode() & 0o100 != 0,
-                    meta,
-                });
+                files.push(File { path, meta });
             } else {
                 return Ok(Err(format!("`{path}` is not a regular file or directory")));
             }
@@ -148,7 +153,7 @@ fn special_to_git(name: &str) -> Option<&'static str> {
 }
 
 /// The mode git records for a directory.
-const TREE_MODE: &str = "40000";
+const TREE_MODE: u32 = 0o40_000;
 
 /// Writes the tree of the files under `prefix` (`""` or `dir/`) and returns its id.
 /// `files` is sorted by path; a directory's files are contiguous in it.
@@ -159,18 +164,13 @@ fn write_tree(
     prefix: &str,
 ) -> io::Result<gix::ObjectId> {
     // (mode, name, id).
-    let mut entries: Vec<(&str, &str, gix::ObjectId)> = Vec::new();
+    let mut entries: Vec<(u32, &str, gix::ObjectId)> = Vec::new();
     let mut i = 0;
     while i < files.len() {
         let rest = &files[i].path[prefix.len()..];
         match rest.split_once('/') {
             None => {
-                let mode = if files[i].executable {
-                    "100755"
-                } else {
-                    "100644"
-                };
-                entries.push((mode, rest, ids[i]));
+                entries.push((files[i].mode(), rest, ids[i]));
                 i += 1;
             }
             Some((dir, _)) => {
@@ -186,15 +186,14 @@ fn write_tree(
         }
     }
     // Git's order: a directory sorts as if its name ended in `/`.
-    fn key<'a>(mode: &str, name: &'a str) -> impl Iterator<Item = u8> + 'a {
+    fn key(mode: u32, name: &str) -> impl Iterator<Item = u8> + '_ {
         let slash: &'static [u8] = if mode == TREE_MODE { b"/" } else { b"" };
         name.bytes().chain(slash.iter().copied())
     }
     entries.sort_by(|a, b| key(a.0, a.1).cmp(key(b.0, b.1)));
     let mut bytes = Vec::new();
     for (mode, name, id) in &entries {
-        bytes.extend_from_slice(mode.as_bytes());
-        bytes.push(b' ');
+        bytes.extend_from_slice(format!("{mode:o} ").as_bytes());
         bytes.extend_from_slice(name.as_bytes());
         bytes.push(0);
         bytes.extend_from_slice(id.as_bytes());
@@ -231,12 +230,7 @@ fn index(files: &[File], ids: &[gix::ObjectId]) -> io::Result<Vec<u8>> {
         for v in [m.dev() as i64, m.ino() as i64] {
             out.extend_from_slice(&low(v));
         }
-        let mode: u32 = if file.executable {
-            0o100_755
-        } else {
-            0o100_644
-        };
-        out.extend_from_slice(&mode.to_be_bytes());
+        out.extend_from_slice(&file.mode().to_be_bytes());
         out.extend_from_slice(&m.uid().to_be_bytes());
         out.extend_from_slice(&m.gid().to_be_bytes());
         #[allow(clippy::cast_possible_wrap)]

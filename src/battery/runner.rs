@@ -382,9 +382,9 @@ pub fn run(
         .collect();
     let scratch = scratch_dir(&arms, &wanted, cfg.jobs);
     if scratch == Path::new(SHM) {
-        events(Event::Note(
-            "scratch (templates and trial worlds) on tmpfs, /dev/shm: no trial runs an outside agent; set TMPDIR to keep it on a disk".into(),
-        ));
+        events(Event::Note(format!(
+            "scratch (templates and trial worlds) on tmpfs, {SHM}: no trial runs an outside agent; set TMPDIR to keep it on a disk"
+        )));
     }
     let work_root = scratch.join(format!(
         "anvil-{}",

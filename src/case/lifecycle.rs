@@ -198,15 +198,26 @@ impl Lifecycle {
     /// written through a symlink.
     pub fn save(&self, run_dir: &std::path::Path) -> Result<(), super::error::CaseError> {
         let path = run_dir.join(super::layout::LIFECYCLE_JSON);
-        let mut text =
-            serde_json::to_string_pretty(self).map_err(|e| super::error::CaseError::Corrupt {
-                file: path.clone(),
+        let bytes = self.to_bytes(&path)?;
+        super::commit::write(run_dir, super::layout::LIFECYCLE_JSON, &bytes)
+            .map_err(super::error::CaseError::io("write", path))
+    }
+
+    /// lifecycle.json's bytes: pretty JSON and a newline. `path` names the file in the
+    /// error.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Corrupt` if the lifecycle cannot be serialised.
+    pub fn to_bytes(&self, path: &std::path::Path) -> Result<Vec<u8>, super::error::CaseError> {
+        let mut bytes =
+            serde_json::to_vec_pretty(self).map_err(|e| super::error::CaseError::Corrupt {
+                file: path.to_path_buf(),
                 field: ".".into(),
                 reason: e.to_string(),
             })?;
-        text.push('\n');
-        super::commit::write(run_dir, super::layout::LIFECYCLE_JSON, text.as_bytes())
-            .map_err(super::error::CaseError::io("write", path))
+        bytes.push(b'\n');
+        Ok(bytes)
     }
 
     /// A typed record, if present.

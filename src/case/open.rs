@@ -567,14 +567,10 @@ fn materialize(
             &doc.identity.created_at,
             &case_hash,
         );
-        let mut lifecycle_bytes =
-            serde_json::to_vec_pretty(&lifecycle).map_err(|e| CaseError::Corrupt {
-                file: staging.join(LIFECYCLE_JSON),
-                field: ".".into(),
-                reason: e.to_string(),
-            })?;
-        lifecycle_bytes.push(b'\n');
-        write(LIFECYCLE_JSON, &lifecycle_bytes)?;
+        write(
+            LIFECYCLE_JSON,
+            &lifecycle.to_bytes(&staging.join(LIFECYCLE_JSON))?,
+        )?;
         write(JOURNAL, b"")?;
         if let Some(manifest) = manifest {
             // Its canonical JSON, so that the file's bytes (before the newline) hash to the
