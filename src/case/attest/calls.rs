@@ -3,8 +3,7 @@
 //! its parameter (`ALREADY_PAID(HttpStatus.CONFLICT, false)` under `BillingError(HttpStatus
 //! status, boolean retryable)` reads `retryable=false`).
 
-use regex::Regex;
-
+use super::line_regex::LineRegex;
 use super::spelling::{MASK, ident};
 
 /// Splits `s` at commas outside brackets.
@@ -33,10 +32,10 @@ fn split_top(s: &str) -> Vec<&str> {
     out
 }
 
-fn signature_re() -> &'static Regex {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+fn signature_re() -> &'static LineRegex {
+    static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(
+        LineRegex::new(
             r"(?P<kw>\b(?:fn|func|def|function)\s+(?:\([^)]*\)\s*)?|\bconstructor\s*)?(?P<name>[A-Za-z_]\w*)\s*(?:<[^()]*>)?\s*\((?P<params>[^()]*)\)",
         )
         .expect("signature pattern")
@@ -49,8 +48,8 @@ fn signature_re() -> &'static Regex {
 pub(super) fn signature(line: &str, go: bool) -> Option<Vec<String>> {
     let caps = signature_re().captures(line)?;
     let keyword = caps.name("kw").is_some();
-    let name = &caps["name"];
-    let params = split_top(&caps["params"]);
+    let name = caps.name("name")?;
+    let params = split_top(caps.name("params")?);
     let trimmed = line.trim_end();
     // Without a keyword, only a constructor-like declaration: a capitalised name, typed
     // parameters, and a body opening on the line.
@@ -106,9 +105,9 @@ fn keyword(arg: &str) -> bool {
         && !rest.starts_with("=>")
 }
 
-fn call_re() -> &'static Regex {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(").expect("call pattern"))
+fn call_re() -> &'static LineRegex {
+    static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| LineRegex::new(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(").expect("call pattern"))
 }
 
 /// Calls on a masked line that concern the target, their positional arguments read by the
@@ -117,7 +116,7 @@ fn call_re() -> &'static Regex {
 pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<String> {
     let mut out = Vec::new();
     for caps in call_re().captures_iter(masked) {
-        let open = caps.get(0).map_or(0, |m| m.end());
+        let open = caps.end();
         let mut depth = 1i32;
         let mut close = None;
         for (i, c) in masked[open..].char_indices() {
@@ -135,7 +134,9 @@ pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<Strin
         }
         let Some(close) = close else { continue };
         let args = split_top(&masked[open..close]);
-        let callee = &caps["callee"];
+        let Some(callee) = caps.name("callee") else {
+            continue;
+        };
         if args.is_empty() || !(callee.ends_with(MASK) || args.iter().any(|a| a.contains(MASK))) {
             continue;
         }

@@ -7,7 +7,9 @@
 //! or says that none did.
 
 mod calls;
+mod line_regex;
 mod lines;
+mod narrow;
 mod prefilter;
 mod spelling;
 mod words;
@@ -105,11 +107,14 @@ struct CompiledRule {
 /// A rule's pattern, compiled the first time a line needs it: a CLI rail reads a few dozen
 /// lines, which most of a contract's patterns can never match (see [`prefilter`]). Its first
 /// lines are matched by the Pike VM alone, which builds in about half the time and runs
-/// slower; a pattern that keeps being asked gets the full regex. Both answer every line
-/// alike: they are engines of one regular expression under the same syntax and limits.
+/// slower, and a line in the [`narrow`] alphabet (most are) by the Pike VM of the pattern
+/// narrowed to it, which builds several times faster again; a pattern that keeps being
+/// asked gets the full regex. All answer every line alike: they are engines of one regular
+/// expression under the same syntax and limits, or of one exact on the line's alphabet.
 struct Pattern {
     src: String,
     light: OnceLock<Option<regex_automata::meta::Regex>>,
+    narrow: OnceLock<Option<regex_automata::meta::Regex>>,
     asked: AtomicUsize,
     regex: OnceLock<Arc<Regex>>,
 }
@@ -122,17 +127,30 @@ impl Pattern {
         Pattern {
             src,
             light: OnceLock::new(),
+            narrow: OnceLock::new(),
             asked: AtomicUsize::new(0),
             regex: OnceLock::new(),
         }
     }
 
     fn is_match(&self, text: &str) -> bool {
-        if self.regex.get().is_none()
-            && self.asked.fetch_add(1, Ordering::Relaxed) < LIGHT_LINES
-            && let Some(light) = self.light.get_or_init(|| pike_vm(&self.src))
-        {
-            return light.is_match(text);
+        if self.regex.get().is_none() && self.asked.fetch_add(1, Ordering::Relaxed) < LIGHT_LINES {
+            // The narrowed pattern only where it is exact, and only when the pattern as
+            // written is known to compile: one that does not matches nothing, and one too
+            // big for the size limits as written may fit them narrowed. Every pattern of
+            // the embedded registry compiles; another one is compiled as written first.
+            if narrow::in_alphabet(text)
+                && let Some(narrowed) = self.narrow.get_or_init(|| {
+                    let compiles = prefilter::is_embedded(&self.src)
+                        || self.light.get_or_init(|| pike_vm(&self.src)).is_some();
+                    compiles.then(|| narrow::pike_vm(&self.src)).flatten()
+                })
+            {
+                return narrowed.is_match(text);
+            }
+            if let Some(light) = self.light.get_or_init(|| pike_vm(&self.src)) {
+                return light.is_match(text);
+            }
         }
         self.regex
             .get_or_init(|| compiled(&self.src))
@@ -143,14 +161,23 @@ impl Pattern {
 /// `src` as the Pike VM alone (no captures, no DFA), `None` when it does not compile (then
 /// the full regex's own failure decides: it matches nothing).
 fn pike_vm(src: &str) -> Option<regex_automata::meta::Regex> {
-    use regex_automata::meta;
-    let config = meta::Config::new()
+    regex_automata::meta::Builder::new()
+        .configure(pike_vm_config())
+        .build(src)
+        .ok()
+}
+
+/// The Pike VM alone, without the literal prefilter a meta regex extracts and builds for
+/// long haystacks: a rail matches each pattern on a few lines the [`prefilter`] has
+/// already let through, and under `(?i)` the extraction cost more than the VM.
+fn pike_vm_config() -> regex_automata::meta::Config {
+    regex_automata::meta::Config::new()
         .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
         .onepass(false)
         .backtrack(false)
         .hybrid(false)
-        .dfa(false);
-    meta::Builder::new().configure(config).build(src).ok()
+        .dfa(false)
+        .auto_prefilter(false)
 }
 
 /// A predicate's pattern rules, with the sha256 of the rules as data. Which rules fire on a
@@ -257,6 +284,15 @@ fn compiled(src: &str) -> Arc<Regex> {
 pub(super) fn cached(src: &str) -> Option<Arc<Regex>> {
     static REGEXES: Memo<String, Option<Arc<Regex>>> = Memo::new(100_000);
     REGEXES.get_or(src.to_string(), || Regex::new(src).ok().map(Arc::new))
+}
+
+/// `src` compiled for line searches once per process and shared, `None` when it does not
+/// compile.
+fn cached_line(src: &str) -> Option<Arc<line_regex::LineRegex>> {
+    static REGEXES: Memo<String, Option<Arc<line_regex::LineRegex>>> = Memo::new(100_000);
+    REGEXES.get_or(src.to_string(), || {
+        line_regex::LineRegex::new(src).ok().map(Arc::new)
+    })
 }
 
 impl Attester {

@@ -94,6 +94,14 @@ impl Prefilter {
     }
 }
 
+/// Whether `src` is a pattern of the embedded registry, every one of which compiles (a
+/// registry test holds it).
+pub(super) fn is_embedded(src: &str) -> bool {
+    table::NEEDS
+        .binary_search_by(|(p, _)| (*p).cmp(src))
+        .is_ok()
+}
+
 /// What every match of `src` needs: from the build-time table when the pattern is there,
 /// else parsed now. A pattern that does not parse needs nothing (a candidate everywhere).
 fn needs_of(src: &str) -> Vec<Set> {

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use regex::Regex;
+use super::line_regex::LineRegex;
 
 /// What the target's name and aliases are replaced with before rules are matched; rules
 /// write it as `{q}`.
@@ -19,9 +19,9 @@ pub struct Spelling {
     words: Vec<String>,
     /// A name of one word must be a whole identifier, or start one (`timeout_ms`); a longer
     /// name may also sit inside one (`default_idle_timeout_ms`).
-    finder: Option<Arc<Regex>>,
+    finder: Option<Arc<LineRegex>>,
     /// The route of an operation, parameters generalised (`/payments/{id}` ~ `/payments/:id`).
-    route: Option<Arc<Regex>>,
+    route: Option<Arc<LineRegex>>,
 }
 
 impl Spelling {
@@ -32,7 +32,7 @@ impl Spelling {
         let words = crate::air::name_words(last);
         let finder = (!words.is_empty()).then(|| {
             let joined: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
-            super::cached(&format!("(?i){}", joined.join(r"[_\-\s]?")))
+            super::cached_line(&format!("(?i){}", joined.join(r"[_\-\s]?")))
         });
         let route = route.filter(|r| r.len() > 1).and_then(|r| {
             let parts: Vec<String> = r
@@ -45,7 +45,7 @@ impl Spelling {
                     }
                 })
                 .collect();
-            super::cached(&parts.join("/"))
+            super::cached_line(&parts.join("/"))
         });
         Spelling {
             words,
@@ -59,14 +59,14 @@ impl Spelling {
         let mut out = Vec::new();
         if let Some(re) = &self.finder {
             let single = self.words.len() == 1;
-            for m in re.find_iter(text) {
-                if starts_word(text, m.start(), single) && ends_word(text, m.end()) {
-                    out.push((m.start(), m.end()));
+            for (start, end) in re.find_iter(text) {
+                if starts_word(text, start, single) && ends_word(text, end) {
+                    out.push((start, end));
                 }
             }
         }
         if let Some(re) = &self.route {
-            out.extend(re.find_iter(text).map(|m| (m.start(), m.end())));
+            out.extend(re.find_iter(text));
         }
         out.sort_unstable();
         out
@@ -104,18 +104,18 @@ fn ends_word(text: &str, at: usize) -> bool {
     }
 }
 
-fn assignment_re() -> &'static Regex {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+fn assignment_re() -> &'static LineRegex {
+    static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^(?P<lhs>[^=!<>+\-*/%&|^~?]*?)\s*:?=(?P<rhs>[^=>].*)$")
+        LineRegex::new(r"^(?P<lhs>[^=!<>+\-*/%&|^~?]*?)\s*:?=(?P<rhs>[^=>].*)$")
             .expect("assignment pattern")
     })
 }
 
-fn literal_re() -> &'static Regex {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+fn literal_re() -> &'static LineRegex {
+    static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(&format!(
+        LineRegex::new(&format!(
             r#"{MASK}\b["'`]?\s*[:=]\s*(?P<n>\d[\d_]*(?:\.\d+)?)\b"#
         ))
         .expect("literal pattern")
@@ -134,14 +134,14 @@ fn is_conversion_constant(n: &str) -> bool {
 /// The name a quantity flows into on an assignment line (`ms := req.PaymentTimeout`,
 /// `ttl = clamp_ttl(token_ttl)`), or a literal the target is given (`"size": 512`).
 pub(super) fn alias_on(masked: &str) -> Option<String> {
-    if let Some(c) = literal_re().captures(masked) {
-        let n = c["n"].to_string();
+    if let Some(n) = literal_re().captures(masked).and_then(|c| c.name("n")) {
+        let n = n.to_string();
         if !is_conversion_constant(&n) {
             return Some(n);
         }
     }
     let caps = assignment_re().captures(masked)?;
-    let (lhs, rhs) = (caps.name("lhs")?.as_str(), caps.name("rhs")?.as_str());
+    let (lhs, rhs) = (caps.name("lhs")?, caps.name("rhs")?);
     if !rhs.contains(MASK) || lhs.contains(MASK) {
         return None;
     }
