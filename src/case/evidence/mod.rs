@@ -19,6 +19,7 @@ use serde_json::json;
 use crate::canon::{bytes_hash, canonical_json, sha256_hex};
 use crate::skill::{EvidenceKind, Scope};
 
+mod glob;
 mod path;
 mod source;
 #[cfg(test)]
@@ -581,7 +582,10 @@ pub fn reverify(
 /// `*` does not cross `/` (use `**` for that). A glob that does not compile matches nothing.
 #[must_use]
 pub fn classify(scopes: &[Scope], rel_path: &str) -> Option<EvidenceKind> {
-    Classifier::new(scopes).classify(rel_path)
+    scopes
+        .iter()
+        .find(|s| glob::matches(&s.glob, rel_path))
+        .map(|s| s.kind)
 }
 
 /// The in-scope regular files under `repo` (relative, `/`-separated, with their sizes),
