@@ -5,7 +5,8 @@
 //! millisecond of building in a CLI rail that classifies one. Here each glob is the regular
 //! expression `globset` itself translates it to (`Glob::regex`), compiled with the syntax
 //! and limits `globset` uses, and searched by the engines that need no building beyond the
-//! NFA (the bounded backtracker, the Pike VM) — the same matches, as a test holds against
+//! NFA (the bounded backtracker, the Pike VM; a glob's regex is anchored, and the one-pass
+//! DFA it would also get costs more to build than one path's search saves) — the same matches, as a test holds against
 //! the `GlobSet` over generated paths.
 
 use std::sync::Arc;
@@ -35,6 +36,8 @@ fn compiled(glob: &str) -> Option<Arc<meta::Regex>> {
         let config = meta::Config::new()
             .utf8_empty(false)
             .nfa_size_limit(Some(10 * (1 << 20)))
+            .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
+            .onepass(false)
             .hybrid(false)
             .dfa(false)
             .auto_prefilter(false);
