@@ -35,10 +35,9 @@ fn split_top(s: &str) -> Vec<&str> {
 fn signature_re() -> &'static LineRegex {
     static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        LineRegex::new(
+        LineRegex::fixed(
             r"(?P<kw>\b(?:fn|func|def|function)\s+(?:\([^)]*\)\s*)?|\bconstructor\s*)?(?P<name>[A-Za-z_]\w*)\s*(?:<[^()]*>)?\s*\((?P<params>[^()]*)\)",
         )
-        .expect("signature pattern")
     })
 }
 
@@ -107,7 +106,7 @@ fn keyword(arg: &str) -> bool {
 
 fn call_re() -> &'static LineRegex {
     static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| LineRegex::new(r"(?P<callee>[A-Za-z_][\w.]*)\s*\(").expect("call pattern"))
+    RE.get_or_init(|| LineRegex::fixed(r"(?P<callee>[A-Za-z_][\w.]*)\s*\("))
 }
 
 /// Calls on a masked line that concern the target, their positional arguments read by the
@@ -170,6 +169,12 @@ pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fixed_expressions_compile_as_written() {
+        assert!(signature_re().compiles_as_written());
+        assert!(call_re().compiles_as_written());
+    }
 
     #[test]
     fn a_lambda_argument_is_positional_not_a_named_one() {

@@ -9,27 +9,64 @@
 //! first matches and groups) searched by the engines that need no building beyond the NFA:
 //! the bounded backtracker, the one-pass DFA for an anchored expression, the Pike VM.
 
+use std::sync::OnceLock;
+
 use regex_automata::meta;
 use regex_automata::util::captures::Captures;
 
+use super::narrow;
+
 pub(super) struct LineRegex {
-    re: meta::Regex,
+    src: String,
+    /// The expression [`narrow`]ed, for lines in its alphabet; `None` when not narrowed.
+    narrow: Option<meta::Regex>,
+    /// The expression as written: built by [`LineRegex::new`], or when a line outside the
+    /// alphabet first needs it.
+    full: OnceLock<meta::Regex>,
 }
 
 impl LineRegex {
     /// `src` compiled for line searches, or the error the regex crate would give.
     pub(super) fn new(src: &str) -> Result<LineRegex, String> {
-        meta::Builder::new()
+        let full = meta::Builder::new()
             .configure(config())
             .build(src)
-            .map(|re| LineRegex { re })
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        Ok(LineRegex {
+            src: src.to_string(),
+            narrow: None,
+            full: OnceLock::from(full),
+        })
+    }
+
+    /// One of the engine's own expressions, which compile (each has a test that uses it):
+    /// built narrowed now, and as written only if a line outside the alphabet comes.
+    pub(super) fn fixed(src: &str) -> LineRegex {
+        LineRegex {
+            src: src.to_string(),
+            narrow: narrow::build(src, config()),
+            full: OnceLock::new(),
+        }
+    }
+
+    /// The engine for `text`: the narrowed expression where it is exact.
+    fn engine(&self, text: &str) -> &meta::Regex {
+        match &self.narrow {
+            Some(narrowed) if narrow::in_alphabet(text) => narrowed,
+            _ => self.full.get_or_init(|| {
+                meta::Builder::new()
+                    .configure(config())
+                    .build(&self.src)
+                    .expect("the engine's own expressions compile")
+            }),
+        }
     }
 
     /// The groups of the leftmost-first match in `text`.
     pub(super) fn captures<'t>(&self, text: &'t str) -> Option<Groups<'t>> {
-        let mut caps = self.re.create_captures();
-        self.re.captures(text, &mut caps);
+        let re = self.engine(text);
+        let mut caps = re.create_captures();
+        re.captures(text, &mut caps);
         caps.is_match().then_some(Groups { text, caps })
     }
 
@@ -38,7 +75,7 @@ impl LineRegex {
         &'r self,
         text: &'t str,
     ) -> impl Iterator<Item = Groups<'t>> + use<'r, 't> {
-        self.re
+        self.engine(text)
             .captures_iter(text)
             .map(move |caps| Groups { text, caps })
     }
@@ -48,7 +85,20 @@ impl LineRegex {
         &'r self,
         text: &'t str,
     ) -> impl Iterator<Item = (usize, usize)> + use<'r, 't> {
-        self.re.find_iter(text).map(|m| (m.start(), m.end()))
+        self.engine(text)
+            .find_iter(text)
+            .map(|m| (m.start(), m.end()))
+    }
+}
+
+#[cfg(test)]
+impl LineRegex {
+    /// Whether the expression compiles as written, which [`LineRegex::fixed`] assumes.
+    pub(super) fn compiles_as_written(&self) -> bool {
+        meta::Builder::new()
+            .configure(config())
+            .build(&self.src)
+            .is_ok()
     }
 }
 
@@ -122,10 +172,12 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
         /// Every match, its span and its named groups are the regex crate's.
+        /// Built as written or narrowed (on lines in and out of its alphabet).
         #[test]
         fn a_line_regex_finds_what_the_regex_crate_finds(k in 0..PATTERNS.len(), line in text()) {
             let src = PATTERNS[k];
-            let (re, light) = (regex::Regex::new(src).unwrap(), LineRegex::new(src).unwrap());
+            let re = regex::Regex::new(src).unwrap();
+            for light in [LineRegex::new(src).unwrap(), LineRegex::fixed(src)] {
             let spans: Vec<(usize, usize)> = re.find_iter(&line).map(|m| (m.start(), m.end())).collect();
             prop_assert_eq!(light.find_iter(&line).collect::<Vec<_>>(), spans);
             let all: Vec<_> = re.captures_iter(&line).map(|c| (c.get(0).unwrap().end(), groups(&c, &re))).collect();
@@ -133,6 +185,7 @@ mod tests {
             prop_assert_eq!(ours, all);
             let first = re.captures(&line).map(|c| groups(&c, &re));
             prop_assert_eq!(light.captures(&line).map(|g| line_groups(&g, &re)), first);
+            }
         }
     }
 

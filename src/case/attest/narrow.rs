@@ -1,12 +1,13 @@
-//! A rule pattern read over a small alphabet, for the lines written in it.
+//! A regular expression read over a small alphabet, for the lines written in it.
 //!
-//! The rules are Unicode regular expressions: `\w`, `\W`, `\d` and `\s` name classes of
-//! hundreds of ranges, and compiling one pattern's Pike VM spent most of its time encoding
-//! those ranges as UTF-8 automata — about a quarter of every attesting CLI rail. Most lines
-//! a rail reads are ASCII, plus the `⟦…⟧` that mark a call's named arguments and a few
-//! typographic marks. Over that alphabet [`ALPHABET`] the pattern with every class
-//! intersected with it and every Unicode word boundary made an ASCII one matches exactly
-//! the same lines, and compiles several times faster:
+//! Attestation's expressions are Unicode ones: `\w`, `\W`, `\d` and `\s` name classes of
+//! hundreds of ranges, and compiling one spent most of its time encoding those ranges as
+//! UTF-8 automata — about a quarter of every attesting CLI rail. Most lines a rail reads are
+//! ASCII, plus the `⟦…⟧` that mark a call's named arguments and a few typographic marks
+//! ([`EXTRA`]). Over that alphabet the expression with every class intersected with it and
+//! every Unicode word boundary made an ASCII one behaves exactly alike — same matches, same
+//! spans, same groups, since the two differ in nothing but what their classes and
+//! boundaries answer on characters outside the alphabet — and compiles several times faster:
 //!
 //! * a class matches the same characters of the alphabet, since they are the ones kept;
 //! * case-insensitive letters are classes of their case variants (the translator folds
@@ -16,10 +17,10 @@
 //!   digits and `_` are word characters in both, and its other characters in neither;
 //! * literals are unchanged.
 //!
-//! A pattern with a negated Unicode word boundary (`\B`) is not narrowed: between the bytes
-//! of a multi-byte character its ASCII counterpart holds where the Unicode one is never
-//! asked. A line with any character outside the alphabet is matched by the pattern as
-//! written.
+//! An expression with a negated Unicode word boundary (`\B`) is not narrowed: between the
+//! bytes of a multi-byte character its ASCII counterpart holds where the Unicode one is
+//! never asked. A line with any character outside the alphabet is matched by the
+//! expression as written.
 
 use regex_automata::meta;
 use regex_syntax::hir::Repetition;
@@ -46,10 +47,16 @@ fn alphabet() -> ClassUnicode {
 /// `src` narrowed to the alphabet and compiled as a Pike VM that answers whether a line
 /// matches; `None` when `src` does not parse or cannot be narrowed.
 pub(super) fn pike_vm(src: &str) -> Option<meta::Regex> {
+    build(src, super::pike_vm_config())
+}
+
+/// `src` narrowed to the alphabet and compiled with `config`; `None` when `src` does not
+/// parse or cannot be narrowed.
+pub(super) fn build(src: &str, config: meta::Config) -> Option<meta::Regex> {
     let hir = regex_automata::util::syntax::parse(src).ok()?;
     let narrowed = narrow(&hir, &alphabet())?;
     meta::Builder::new()
-        .configure(super::pike_vm_config())
+        .configure(config)
         .build_from_hir(&narrowed)
         .ok()
 }

@@ -106,19 +106,15 @@ fn ends_word(text: &str, at: usize) -> bool {
 
 fn assignment_re() -> &'static LineRegex {
     static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        LineRegex::new(r"^(?P<lhs>[^=!<>+\-*/%&|^~?]*?)\s*:?=(?P<rhs>[^=>].*)$")
-            .expect("assignment pattern")
-    })
+    RE.get_or_init(|| LineRegex::fixed(r"^(?P<lhs>[^=!<>+\-*/%&|^~?]*?)\s*:?=(?P<rhs>[^=>].*)$"))
 }
 
 fn literal_re() -> &'static LineRegex {
     static RE: std::sync::OnceLock<LineRegex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        LineRegex::new(&format!(
+        LineRegex::fixed(&format!(
             r#"{MASK}\b["'`]?\s*[:=]\s*(?P<n>\d[\d_]*(?:\.\d+)?)\b"#
         ))
-        .expect("literal pattern")
     })
 }
 
@@ -205,6 +201,12 @@ pub(super) fn mask(text: &str, spelling: &Spelling, aliases: &[String]) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fixed_expressions_compile_as_written() {
+        assert!(assignment_re().compiles_as_written());
+        assert!(literal_re().compiles_as_written());
+    }
 
     fn masked(name: &str, text: &str) -> String {
         mask(text, &Spelling::new(name, None), &[])
