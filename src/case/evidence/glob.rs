@@ -120,8 +120,35 @@ mod tests {
         fn one_path_is_classified_as_the_glob_set_classifies_it(path in path()) {
             let scopes = scopes();
             let ours = scopes.iter().find(|s| super::matches(&s.glob, &path)).map(|s| s.kind);
-            prop_assert_eq!(ours, Classifier::new(&scopes).classify(&path), "{}", path);
+            prop_assert_eq!(ours, Classifier::new(&scopes).by_glob_set(&path), "{}", path);
         }
+    }
+
+    /// A classifier answers glob by glob, then by its set, and both alike.
+    #[test]
+    fn a_classifier_past_its_light_paths_answers_by_its_glob_set_alike() {
+        let scopes = scopes();
+        let classifier = Classifier::new(&scopes);
+        let paths = [
+            "src/a.rs",
+            "docs/x.md",
+            "a/b/test_c.py",
+            "README",
+            "x/q/y/z.tst",
+        ];
+        let first: Vec<_> = paths.iter().map(|p| classifier.classify(p)).collect();
+        assert!(
+            classifier.compiled.get().is_none(),
+            "built before its light paths ran out"
+        );
+        for round in 0..super::super::LIGHT_PATHS {
+            let k = round % paths.len();
+            assert_eq!(classifier.classify(paths[k]), first[k], "{}", paths[k]);
+        }
+        assert!(classifier.compiled.get().is_some(), "never built");
+        let later: Vec<_> = paths.iter().map(|p| classifier.classify(p)).collect();
+        assert_eq!(first, later);
+        assert_eq!(first[0], Some(EvidenceKind::Implementation));
     }
 
     #[test]

@@ -632,11 +632,20 @@ pub fn in_scope_files(repo: &Path, scopes: &[Scope], limit: usize) -> Vec<(Strin
     out
 }
 
-/// [`classify`] with the scopes' globs compiled once, for walks over many paths.
+/// [`classify`] for walks over many paths: its first [`LIGHT_PATHS`] paths are matched
+/// glob by glob as [`classify`] does, and past them the scopes' globs are compiled into one
+/// `GlobSet` (once per process for each scope list), which costs more to build and less per
+/// path. Both classify every path alike (a test holds it).
 #[derive(Clone)]
 pub struct Classifier {
-    compiled: std::sync::Arc<Compiled>,
+    scopes: std::sync::Arc<[Scope]>,
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    compiled: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Compiled>>>,
 }
+
+/// How many paths a [`Classifier`] matches glob by glob before it builds its `GlobSet`: a
+/// rail's walk over a small repository never needs the set.
+const LIGHT_PATHS: usize = 128;
 
 /// A compiled scope list: the glob set and the kind of each glob in it, by index (scopes
 /// whose glob does not compile are left out: they match nothing).
@@ -661,13 +670,22 @@ const COMPILED_CACHE_ENTRIES: usize = 64;
 impl Classifier {
     #[must_use]
     pub fn new(scopes: &[Scope]) -> Classifier {
+        Classifier {
+            scopes: scopes.into(),
+            asked: Default::default(),
+            compiled: Default::default(),
+        }
+    }
+
+    /// The scope list's `GlobSet`, from the process's cache or compiled now.
+    fn glob_set(scopes: &[Scope]) -> std::sync::Arc<Compiled> {
         let cache = compiled_cache();
         if let Some(hit) = cache
             .lock()
             .ok()
             .and_then(|c| c.get(scopes).map(std::sync::Arc::clone))
         {
-            return Classifier { compiled: hit };
+            return hit;
         }
         let compiled = std::sync::Arc::new(Classifier::compile(scopes));
         if let Ok(mut c) = cache.lock() {
@@ -676,7 +694,7 @@ impl Classifier {
             }
             c.insert(scopes.to_vec(), std::sync::Arc::clone(&compiled));
         }
-        Classifier { compiled }
+        compiled
     }
 
     fn compile(scopes: &[Scope]) -> Compiled {
@@ -700,8 +718,21 @@ impl Classifier {
     /// The kind of the first scope matching `rel_path`, if any.
     #[must_use]
     pub fn classify(&self, rel_path: &str) -> Option<EvidenceKind> {
-        let first = self.compiled.set.matches(rel_path).into_iter().min()?;
-        self.compiled.kinds.get(first).copied()
+        use std::sync::atomic::Ordering;
+        if self.compiled.get().is_none() && self.asked.fetch_add(1, Ordering::Relaxed) < LIGHT_PATHS
+        {
+            return classify(&self.scopes, rel_path);
+        }
+        self.by_glob_set(rel_path)
+    }
+
+    /// [`Classifier::classify`] by the scope list's `GlobSet`.
+    fn by_glob_set(&self, rel_path: &str) -> Option<EvidenceKind> {
+        let compiled = self
+            .compiled
+            .get_or_init(|| Classifier::glob_set(&self.scopes));
+        let first = compiled.set.matches(rel_path).into_iter().min()?;
+        compiled.kinds.get(first).copied()
     }
 }
 
