@@ -93,6 +93,10 @@ impl LineRegex {
 
 #[cfg(test)]
 impl LineRegex {
+    pub(super) fn source(&self) -> &str {
+        &self.src
+    }
+
     /// Whether the expression compiles as written, which [`LineRegex::fixed`] assumes.
     pub(super) fn compiles_as_written(&self) -> bool {
         meta::Builder::new()

@@ -287,11 +287,16 @@ pub(super) fn cached(src: &str) -> Option<Arc<Regex>> {
 }
 
 /// `src` compiled for line searches once per process and shared, `None` when it does not
-/// compile.
-fn cached_line(src: &str) -> Option<Arc<line_regex::LineRegex>> {
-    static REGEXES: Memo<String, Option<Arc<line_regex::LineRegex>>> = Memo::new(100_000);
-    REGEXES.get_or(src.to_string(), || {
-        line_regex::LineRegex::new(src).ok().map(Arc::new)
+/// compile. `compiles` says the caller knows it does: then it is built narrowed, and as
+/// written only when a line outside the narrowed alphabet needs it.
+fn cached_line(src: &str, compiles: bool) -> Option<Arc<line_regex::LineRegex>> {
+    static REGEXES: Memo<(String, bool), Option<Arc<line_regex::LineRegex>>> = Memo::new(100_000);
+    REGEXES.get_or((src.to_string(), compiles), || {
+        if compiles {
+            Some(Arc::new(line_regex::LineRegex::fixed(src)))
+        } else {
+            line_regex::LineRegex::new(src).ok().map(Arc::new)
+        }
     })
 }
 
