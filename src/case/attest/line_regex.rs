@@ -7,9 +7,11 @@
 //! building the DFA's states was most of the time its fixed expressions took. A
 //! [`LineRegex`] is the same regular expression (same syntax, same limits, same leftmost-
 //! first matches and groups) searched by the engines that need no building beyond the NFA:
-//! the bounded backtracker, the one-pass DFA for an anchored expression, the Pike VM.
+//! the bounded backtracker, the one-pass DFA for an anchored expression, the Pike VM. A
+//! process that keeps searching (past [`HOT_LINES`] lines) gets the lazy DFA after all.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regex_automata::meta;
 use regex_automata::util::captures::Captures;
@@ -23,7 +25,16 @@ pub(super) struct LineRegex {
     /// The expression as written: built by [`LineRegex::new`], or when a line outside the
     /// alphabet first needs it.
     full: OnceLock<meta::Regex>,
+    /// How many lines it has been asked about.
+    asked: AtomicUsize,
+    /// The expression with every engine a `regex::Regex` has, the lazy DFA included, for a
+    /// process that keeps asking (the battery, the MCP server, the library): past
+    /// [`HOT_LINES`] lines its searches are cheaper than the build was.
+    hot: OnceLock<Option<meta::Regex>>,
 }
+
+/// How many lines a [`LineRegex`] searches before it builds its lazy DFA.
+const HOT_LINES: usize = 256;
 
 impl LineRegex {
     /// `src` compiled for line searches, or the error the regex crate would give.
@@ -36,6 +47,8 @@ impl LineRegex {
             src: src.to_string(),
             narrow: None,
             full: OnceLock::from(full),
+            asked: AtomicUsize::new(0),
+            hot: OnceLock::new(),
         })
     }
 
@@ -46,11 +59,18 @@ impl LineRegex {
             src: src.to_string(),
             narrow: narrow::build(src, config()),
             full: OnceLock::new(),
+            asked: AtomicUsize::new(0),
+            hot: OnceLock::new(),
         }
     }
 
     /// The engine for `text`: the narrowed expression where it is exact.
     fn engine(&self, text: &str) -> &meta::Regex {
+        if self.asked.fetch_add(1, Ordering::Relaxed) >= HOT_LINES
+            && let Some(hot) = self.hot.get_or_init(|| meta::Regex::new(&self.src).ok())
+        {
+            return hot;
+        }
         match &self.narrow {
             Some(narrowed) if narrow::in_alphabet(text) => narrowed,
             _ => self.full.get_or_init(|| {
@@ -191,6 +211,25 @@ mod tests {
             prop_assert_eq!(light.captures(&line).map(|g| line_groups(&g, &re)), first);
             }
         }
+    }
+
+    /// Past its first lines a line regex searches with its lazy DFA, and answers alike.
+    #[test]
+    fn a_line_regex_asked_often_builds_its_lazy_dfa_and_keeps_its_answers() {
+        let src = PATTERNS[0];
+        let re = regex::Regex::new(src).unwrap();
+        let light = LineRegex::fixed(src);
+        let lines = ["fn f(a, b)", "def é(x)", "New(a int) {", "none", "x = y(z)"];
+        for round in 0..=HOT_LINES + lines.len() {
+            let line = lines[round % lines.len()];
+            let ours = light.captures(line).map(|g| line_groups(&g, &re));
+            assert_eq!(
+                ours,
+                re.captures(line).map(|c| groups(&c, &re)),
+                "{line:?} at {round}"
+            );
+        }
+        assert!(light.hot.get().is_some_and(Option::is_some));
     }
 
     #[test]
