@@ -151,6 +151,30 @@ mod tests {
         assert_eq!(first[0], Some(EvidenceKind::Implementation));
     }
 
+    /// A scope list whose globs are too big together for one set is matched glob by glob.
+    #[test]
+    fn a_list_without_its_glob_set_classifies_glob_by_glob() {
+        let scopes = scopes();
+        let classifier = Classifier::new(&scopes);
+        let _ = classifier
+            .compiled
+            .set(std::sync::Arc::new(super::super::Compiled {
+                set: None,
+                kinds: vec![],
+            }));
+        for path in ["src/a.rs", "docs/x.md", "a/b/test_c.py", "README"] {
+            let by_glob = scopes
+                .iter()
+                .find(|s| super::matches(&s.glob, path))
+                .map(|s| s.kind);
+            assert_eq!(classifier.classify(path), by_glob, "{path}");
+        }
+        assert_eq!(
+            classifier.classify("src/a.rs"),
+            Some(EvidenceKind::Implementation)
+        );
+    }
+
     #[test]
     fn a_glob_that_does_not_compile_matches_nothing() {
         assert!(!super::matches("[", "["));

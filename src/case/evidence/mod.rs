@@ -648,9 +648,11 @@ pub struct Classifier {
 const LIGHT_PATHS: usize = 128;
 
 /// A compiled scope list: the glob set and the kind of each glob in it, by index (scopes
-/// whose glob does not compile are left out: they match nothing).
+/// whose glob does not compile are left out: they match nothing). No set when the globs,
+/// each within the size limits, are over them together: then each path is matched glob by
+/// glob, so a glob matches the same paths whatever list it is in.
 struct Compiled {
-    set: globset::GlobSet,
+    set: Option<globset::GlobSet>,
     kinds: Vec<EvidenceKind>,
 }
 
@@ -709,10 +711,10 @@ impl Classifier {
                 kinds.push(scope.kind);
             }
         }
-        let set = builder
-            .build()
-            .unwrap_or_else(|_| globset::GlobSet::empty());
-        Compiled { set, kinds }
+        Compiled {
+            set: builder.build().ok(),
+            kinds,
+        }
     }
 
     /// The kind of the first scope matching `rel_path`, if any.
@@ -731,7 +733,10 @@ impl Classifier {
         let compiled = self
             .compiled
             .get_or_init(|| Classifier::glob_set(&self.scopes));
-        let first = compiled.set.matches(rel_path).into_iter().min()?;
+        let Some(set) = &compiled.set else {
+            return classify(&self.scopes, rel_path);
+        };
+        let first = set.matches(rel_path).into_iter().min()?;
         compiled.kinds.get(first).copied()
     }
 }
