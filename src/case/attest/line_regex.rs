@@ -8,7 +8,7 @@
 //! [`LineRegex`] is the same regular expression (same syntax, same limits, same leftmost-
 //! first matches and groups) searched by the engines that need no building beyond the NFA:
 //! the bounded backtracker, the one-pass DFA for an anchored expression, the Pike VM. A
-//! process that keeps searching (past [`HOT_LINES`] lines) gets the lazy DFA after all.
+//! process that keeps searching (past [`LIGHT_LINES`] lines) gets the lazy DFA after all.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use regex_automata::meta;
 use regex_automata::util::captures::Captures;
 
-use super::narrow;
+use super::{LIGHT_LINES, narrow};
 
 pub(super) struct LineRegex {
     src: String,
@@ -29,12 +29,10 @@ pub(super) struct LineRegex {
     asked: AtomicUsize,
     /// The expression with every engine a `regex::Regex` has, the lazy DFA included, for a
     /// process that keeps asking (the battery, the MCP server, the library): past
-    /// [`HOT_LINES`] lines its searches are cheaper than the build was.
+    /// [`LIGHT_LINES`] lines, as a rule's pattern does, its searches are cheaper than the
+    /// build was.
     hot: OnceLock<Option<meta::Regex>>,
 }
-
-/// How many lines a [`LineRegex`] searches before it builds its lazy DFA.
-const HOT_LINES: usize = 256;
 
 impl LineRegex {
     /// `src` compiled for line searches, or the error the regex crate would give.
@@ -66,7 +64,7 @@ impl LineRegex {
 
     /// The engine for `text`: the narrowed expression where it is exact.
     fn engine(&self, text: &str) -> &meta::Regex {
-        if self.asked.fetch_add(1, Ordering::Relaxed) >= HOT_LINES
+        if self.asked.fetch_add(1, Ordering::Relaxed) >= LIGHT_LINES
             && let Some(hot) = self.hot.get_or_init(|| meta::Regex::new(&self.src).ok())
         {
             return hot;
@@ -220,7 +218,7 @@ mod tests {
         let re = regex::Regex::new(src).unwrap();
         let light = LineRegex::fixed(src);
         let lines = ["fn f(a, b)", "def é(x)", "New(a int) {", "none", "x = y(z)"];
-        for round in 0..=HOT_LINES + lines.len() {
+        for round in 0..=LIGHT_LINES + lines.len() {
             let line = lines[round % lines.len()];
             let ours = light.captures(line).map(|g| line_groups(&g, &re));
             assert_eq!(

@@ -119,7 +119,8 @@ struct Pattern {
     regex: OnceLock<Arc<Regex>>,
 }
 
-/// How many lines a pattern is matched on by the Pike VM before the full regex is built.
+/// How many lines a pattern, or a [`line_regex::LineRegex`], is matched on by the engines
+/// that build fast before the full regex, lazy DFA included, is built.
 const LIGHT_LINES: usize = 256;
 
 impl Pattern {

@@ -138,14 +138,14 @@ mod tests {
         ];
         let first: Vec<_> = paths.iter().map(|p| classifier.classify(p)).collect();
         assert!(
-            classifier.compiled.get().is_none(),
+            classifier.state.compiled.get().is_none(),
             "built before its light paths ran out"
         );
         for round in 0..super::super::LIGHT_PATHS {
             let k = round % paths.len();
             assert_eq!(classifier.classify(paths[k]), first[k], "{}", paths[k]);
         }
-        assert!(classifier.compiled.get().is_some(), "never built");
+        assert!(classifier.state.compiled.get().is_some(), "never built");
         let later: Vec<_> = paths.iter().map(|p| classifier.classify(p)).collect();
         assert_eq!(first, later);
         assert_eq!(first[0], Some(EvidenceKind::Implementation));
@@ -157,6 +157,7 @@ mod tests {
         let scopes = scopes();
         let classifier = Classifier::new(&scopes);
         let _ = classifier
+            .state
             .compiled
             .set(std::sync::Arc::new(super::super::Compiled {
                 set: None,

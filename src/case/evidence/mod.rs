@@ -638,9 +638,14 @@ pub fn in_scope_files(repo: &Path, scopes: &[Scope], limit: usize) -> Vec<(Strin
 /// path. Both classify every path alike (a test holds it).
 #[derive(Clone)]
 pub struct Classifier {
-    scopes: std::sync::Arc<[Scope]>,
-    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    compiled: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Compiled>>>,
+    /// Shared by clones: what they ask counts towards one switch to one set.
+    state: std::sync::Arc<ClassifierState>,
+}
+
+struct ClassifierState {
+    scopes: Vec<Scope>,
+    asked: std::sync::atomic::AtomicUsize,
+    compiled: std::sync::OnceLock<std::sync::Arc<Compiled>>,
 }
 
 /// How many paths a [`Classifier`] matches glob by glob before it builds its `GlobSet`: a
@@ -656,47 +661,26 @@ struct Compiled {
     kinds: Vec<EvidenceKind>,
 }
 
-/// Compiled scope lists by their globs and kinds, so a process that opens many cases with
-/// the same policy (the battery, the MCP server, the test suites) compiles each list once:
-/// compiling is a regex build, a fifth of a rail. Bounded: cleared when full.
-fn compiled_cache()
--> &'static std::sync::Mutex<std::collections::HashMap<Vec<Scope>, std::sync::Arc<Compiled>>> {
-    static CACHE: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<Vec<Scope>, std::sync::Arc<Compiled>>>,
-    > = std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-const COMPILED_CACHE_ENTRIES: usize = 64;
-
 impl Classifier {
     #[must_use]
     pub fn new(scopes: &[Scope]) -> Classifier {
         Classifier {
-            scopes: scopes.into(),
-            asked: Default::default(),
-            compiled: Default::default(),
+            state: std::sync::Arc::new(ClassifierState {
+                scopes: scopes.to_vec(),
+                asked: Default::default(),
+                compiled: Default::default(),
+            }),
         }
     }
 
-    /// The scope list's `GlobSet`, from the process's cache or compiled now.
+    /// The scope list's `GlobSet`, compiled once per process for each list (the battery,
+    /// the MCP server and the test suites open many cases with the same policy).
     fn glob_set(scopes: &[Scope]) -> std::sync::Arc<Compiled> {
-        let cache = compiled_cache();
-        if let Some(hit) = cache
-            .lock()
-            .ok()
-            .and_then(|c| c.get(scopes).map(std::sync::Arc::clone))
-        {
-            return hit;
-        }
-        let compiled = std::sync::Arc::new(Classifier::compile(scopes));
-        if let Ok(mut c) = cache.lock() {
-            if c.len() >= COMPILED_CACHE_ENTRIES {
-                c.clear();
-            }
-            c.insert(scopes.to_vec(), std::sync::Arc::clone(&compiled));
-        }
-        compiled
+        static SETS: crate::memo::Memo<Vec<Scope>, std::sync::Arc<Compiled>> =
+            crate::memo::Memo::new(64);
+        SETS.get_or(scopes.to_vec(), || {
+            std::sync::Arc::new(Classifier::compile(scopes))
+        })
     }
 
     fn compile(scopes: &[Scope]) -> Compiled {
@@ -721,20 +705,23 @@ impl Classifier {
     #[must_use]
     pub fn classify(&self, rel_path: &str) -> Option<EvidenceKind> {
         use std::sync::atomic::Ordering;
-        if self.compiled.get().is_none() && self.asked.fetch_add(1, Ordering::Relaxed) < LIGHT_PATHS
+        let state = &self.state;
+        if state.compiled.get().is_none()
+            && state.asked.fetch_add(1, Ordering::Relaxed) < LIGHT_PATHS
         {
-            return classify(&self.scopes, rel_path);
+            return classify(&state.scopes, rel_path);
         }
         self.by_glob_set(rel_path)
     }
 
     /// [`Classifier::classify`] by the scope list's `GlobSet`.
     fn by_glob_set(&self, rel_path: &str) -> Option<EvidenceKind> {
-        let compiled = self
+        let state = &self.state;
+        let compiled = state
             .compiled
-            .get_or_init(|| Classifier::glob_set(&self.scopes));
+            .get_or_init(|| Classifier::glob_set(&state.scopes));
         let Some(set) = &compiled.set else {
-            return classify(&self.scopes, rel_path);
+            return classify(&state.scopes, rel_path);
         };
         let first = set.matches(rel_path).into_iter().min()?;
         compiled.kinds.get(first).copied()
