@@ -1,9 +1,14 @@
-//! Computes, once at build time, what the attestation prefilter would otherwise work out in
-//! every process: the literal sets of each pattern of the embedded skill registry
-//! (`src/case/attest/prefilter/needs.rs`, the same code the engine runs). The table is keyed
-//! by the exact pattern text, so a pattern this script reads differently from the engine is
-//! simply not found there and is parsed at run time; a test holds the table to the engine's
-//! own patterns.
+//! Computes, once at build time, what the engine would otherwise work out in every process
+//! from the embedded skill registry:
+//!
+//! * the attestation prefilter's literal sets of each rule pattern
+//!   (`src/case/attest/prefilter/needs.rs`, the same code the engine runs);
+//! * a dense DFA for each default scope's glob (`src/case/evidence/glob.rs`), built from
+//!   the regex `globset` translates the glob to, with the syntax `globset` compiles it with.
+//!
+//! Both tables are keyed by the exact pattern or glob text, so one this script reads
+//! differently from the engine is simply not found there and is compiled at run time; tests
+//! hold both tables to the engine's own answers.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -53,6 +58,68 @@ fn main() {
     let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("prefilter_needs.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
+    glob_dfas(&registry);
+}
+
+/// The bytes of one serialised DFA start at a multiple of this in the table's blob (the
+/// engine reads them in place, as `u32`s).
+const DFA_ALIGN: usize = 8;
+
+/// A glob whose DFA would be bigger than this is left to the engine's run-time regex.
+const DFA_SIZE_LIMIT: usize = 1 << 20;
+
+/// `glob_dfas.bin`, every default scope glob's DFA (little-endian, each at a multiple of
+/// [`DFA_ALIGN`]), and `glob_dfas.rs`, the table naming each glob's bytes in it.
+fn glob_dfas(registry: &serde_json::Value) {
+    use regex_automata::dfa::{StartKind, dense};
+    let mut globs: Vec<&str> = array(registry.get("defaultScopes"))
+        .filter_map(|scope| scope.get("glob")?.as_str())
+        .collect();
+    globs.sort_unstable();
+    globs.dedup();
+    let mut blob: Vec<u8> = Vec::new();
+    let mut table = String::from("pub(super) static GLOB_DFAS: &[(&str, usize, usize)] = &[\n");
+    for glob in globs {
+        // What `evidence::glob` compiles at run time: the same glob options, the regex
+        // `globset` makes of it, `globset`'s syntax.
+        let Ok(parsed) = globset::GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+        else {
+            continue;
+        };
+        let built = dense::Builder::new()
+            .syntax(
+                regex_automata::util::syntax::Config::new()
+                    .utf8(false)
+                    .dot_matches_new_line(true),
+            )
+            .configure(
+                dense::Config::new()
+                    .start_kind(StartKind::Anchored)
+                    .minimize(true)
+                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+                    .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+            )
+            .build(parsed.regex());
+        let Ok(dfa) = built else { continue };
+        let (bytes, pad) = dfa.to_bytes_little_endian();
+        blob.resize(blob.len().next_multiple_of(DFA_ALIGN), 0);
+        writeln!(
+            table,
+            "    ({glob:?}, {}, {}),",
+            blob.len(),
+            bytes.len() - pad
+        )
+        .expect("a String");
+        blob.extend_from_slice(&bytes[pad..]);
+    }
+    table.push_str("];\n");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    for (name, bytes) in [("glob_dfas.rs", table.as_bytes()), ("glob_dfas.bin", &blob)] {
+        let dest = out.join(name);
+        std::fs::write(&dest, bytes).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
+    }
 }
 
 /// `skills[].policy.attestation.<predicate>.rules[].pattern`, wherever all of that is there.

@@ -3,28 +3,78 @@
 //! A `GlobSet` compiles its globs into one regex set and searches it with a lazy DFA: the
 //! right shape for a walk over thousands of paths ([`super::Classifier`]), and half a
 //! millisecond of building in a CLI rail that classifies one. Here each glob is the regular
-//! expression `globset` itself translates it to (`Glob::regex`), compiled with the syntax
-//! and limits `globset` uses, and searched by the engines that need no building beyond the
-//! NFA (the bounded backtracker, the Pike VM; a glob's regex is anchored, and the one-pass
-//! DFA it would also get costs more to build than one path's search saves) — the same matches, as a test holds against
-//! the `GlobSet` over generated paths.
+//! expression `globset` itself translates it to (`Glob::regex`), with `globset`'s syntax:
+//!
+//! * a default scope's glob (the embedded registry's) was compiled by the build script into
+//!   a dense DFA, read here in place from the binary: nothing is built at run time;
+//! * any other glob is compiled with `globset`'s limits and searched by the engines that
+//!   need no building beyond the NFA (the bounded backtracker, the Pike VM; a glob's regex
+//!   is anchored, and the one-pass DFA it would also get costs more to build than one
+//!   path's search saves).
+//!
+//! Either way the same matches as the `GlobSet`, as tests hold over generated paths.
 
 use std::sync::Arc;
 
 use globset::GlobBuilder;
-use regex_automata::meta;
+use regex_automata::dfa::{Automaton, dense};
+use regex_automata::{Anchored, Input, meta};
 
 /// Whether `path` (repository-relative, `/`-separated) matches `glob`, `*` not crossing
 /// `/`; a glob that does not compile matches nothing.
 pub(super) fn matches(glob: &str, path: &str) -> bool {
-    compiled(glob).is_some_and(|re| re.is_match(path.as_bytes()))
+    compiled(glob).is_some_and(|m| m.is_match(path.as_bytes()))
+}
+
+/// One glob, compiled.
+enum Matcher {
+    /// Built at build time (a default scope's glob).
+    Embedded(Box<dense::DFA<&'static [u32]>>),
+    Regex(meta::Regex),
+}
+
+impl Matcher {
+    fn is_match(&self, path: &[u8]) -> bool {
+        match self {
+            // The regex is anchored at both ends: any match is the whole path. A DFA
+            // search fails only by quitting on a byte or by a limit, neither configured.
+            Matcher::Embedded(dfa) => dfa
+                .try_search_fwd(&Input::new(path).anchored(Anchored::Yes))
+                .is_ok_and(|m| m.is_some()),
+            Matcher::Regex(re) => re.is_match(path),
+        }
+    }
+}
+
+// `GLOB_DFAS`: each default scope glob → where its DFA's bytes are in `glob_dfas.bin`.
+include!(concat!(env!("OUT_DIR"), "/glob_dfas.rs"));
+
+/// `glob_dfas.bin`, aligned as the DFAs read in place need (the build script puts each at
+/// a multiple of 8).
+#[repr(C, align(8))]
+struct Aligned<B: ?Sized> {
+    bytes: B,
+}
+
+static DFA_BYTES: &Aligned<[u8]> = &Aligned {
+    bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/glob_dfas.bin")),
+};
+
+/// The build script's DFA for `glob`, when it made one and this build reads it (its
+/// serialisation checked as it is read: a mismatch is compiled at run time instead).
+fn embedded(glob: &str) -> Option<dense::DFA<&'static [u32]>> {
+    let &(_, start, len) = GLOB_DFAS.iter().find(|(g, _, _)| *g == glob)?;
+    let bytes = DFA_BYTES.bytes.get(start..start.checked_add(len)?)?;
+    dense::DFA::from_bytes(bytes).ok().map(|(dfa, _)| dfa)
 }
 
 /// `glob` compiled once per process.
-fn compiled(glob: &str) -> Option<Arc<meta::Regex>> {
-    static GLOBS: crate::memo::Memo<String, Option<Arc<meta::Regex>>> =
-        crate::memo::Memo::new(4096);
+fn compiled(glob: &str) -> Option<Arc<Matcher>> {
+    static GLOBS: crate::memo::Memo<String, Option<Arc<Matcher>>> = crate::memo::Memo::new(4096);
     GLOBS.get_or(glob.to_string(), || {
+        if let Some(dfa) = embedded(glob) {
+            return Some(Arc::new(Matcher::Embedded(Box::new(dfa))));
+        }
         let glob = GlobBuilder::new(glob)
             .literal_separator(true)
             .build()
@@ -46,7 +96,7 @@ fn compiled(glob: &str) -> Option<Arc<meta::Regex>> {
             .configure(config)
             .build(glob.regex())
             .ok()
-            .map(Arc::new)
+            .map(|re| Arc::new(Matcher::Regex(re)))
     })
 }
 
@@ -109,6 +159,7 @@ mod tests {
             "m.t1t",
             "é.rs",
             "sp ace",
+            "new\nline.md",
         ]);
         prop::collection::vec(segment, 1..5).prop_map(|v| v.join("/"))
     }
@@ -122,6 +173,54 @@ mod tests {
             let ours = scopes.iter().find(|s| super::matches(&s.glob, &path)).map(|s| s.kind);
             prop_assert_eq!(ours, Classifier::new(&scopes).by_glob_set(&path), "{}", path);
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Each glob, the default scopes' read from the build script's DFAs and the rest
+        /// compiled here, matches what a `GlobSet` of that glob alone matches.
+        #[test]
+        fn each_glob_matches_as_a_glob_set_of_it_alone(path in path()) {
+            for scope in scopes() {
+                let Ok(glob) = globset::GlobBuilder::new(&scope.glob)
+                    .literal_separator(true)
+                    .build()
+                else {
+                    prop_assert!(!super::matches(&scope.glob, &path));
+                    continue;
+                };
+                let set = globset::GlobSet::new([glob]).unwrap();
+                prop_assert_eq!(
+                    super::matches(&scope.glob, &path),
+                    set.is_match(&path),
+                    "{} against {}", scope.glob, path
+                );
+            }
+        }
+    }
+
+    /// Every default scope's glob is read from the build script's DFAs, none compiled in
+    /// the process; a glob of no default scope is not in the table.
+    #[test]
+    fn every_default_scope_glob_has_its_dfa_from_the_build() {
+        let defaults = &crate::skill::registry().default_scopes;
+        assert!(!defaults.is_empty());
+        for scope in defaults {
+            assert!(
+                super::embedded(&scope.glob).is_some(),
+                "{} has no DFA from the build",
+                scope.glob
+            );
+            assert!(matches!(
+                super::compiled(&scope.glob).as_deref(),
+                Some(super::Matcher::Embedded(_))
+            ));
+        }
+        assert!(super::embedded("src/*.rs").is_none());
+        assert!(matches!(
+            super::compiled("src/*.rs").as_deref(),
+            Some(super::Matcher::Regex(_))
+        ));
     }
 
     /// A classifier answers glob by glob, then by its set, and both alike.
