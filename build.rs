@@ -4,9 +4,11 @@
 //! * the attestation prefilter's literal sets of each rule pattern
 //!   (`src/case/attest/prefilter/needs.rs`, the same code the engine runs);
 //! * a dense DFA for each default scope's glob (`src/case/evidence/glob.rs`), built from
-//!   the regex `globset` translates the glob to, with the syntax `globset` compiles it with.
+//!   the regex `globset` translates the glob to, with the syntax `globset` compiles it with;
+//! * a dense DFA for each rule pattern narrowed to the attestation alphabet
+//!   (`src/case/attest/rule_dfa.rs` and `narrow.rs`, the same code the engine runs).
 //!
-//! Both tables are keyed by the exact pattern or glob text, so one this script reads
+//! The tables are keyed by the exact pattern or glob text, so one this script reads
 //! differently from the engine is simply not found there and is compiled at run time; tests
 //! hold both tables to the engine's own answers.
 
@@ -17,6 +19,13 @@ use std::path::PathBuf;
 #[path = "src/case/attest/prefilter/needs.rs"]
 mod needs;
 
+#[allow(dead_code)]
+#[path = "src/case/attest/narrow.rs"]
+mod narrow;
+
+#[path = "src/case/attest/rule_dfa.rs"]
+mod rule_dfa;
+
 /// The placeholder the registry writes for a quantity, and what the engine compiles it as
 /// (`skill::attestation::QUANTITY`, `case::attest::spelling::MASK`).
 const QUANTITY: &str = "{q}";
@@ -26,7 +35,13 @@ const REGISTRY: &str = "src/skill/builtin.json";
 
 fn main() {
     println!("cargo::rerun-if-changed={REGISTRY}");
-    println!("cargo::rerun-if-changed=src/case/attest/prefilter/needs.rs");
+    for shared in [
+        "src/case/attest/prefilter/needs.rs",
+        "src/case/attest/narrow.rs",
+        "src/case/attest/rule_dfa.rs",
+    ] {
+        println!("cargo::rerun-if-changed={shared}");
+    }
     let text = std::fs::read_to_string(REGISTRY)
         .unwrap_or_else(|e| panic!("{REGISTRY}: cannot be read: {e}"));
     // An unreadable registry is the engine's to report (it refuses to start); here it only
@@ -58,37 +73,33 @@ fn main() {
     let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("prefilter_needs.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
-    glob_dfas(&registry);
+    dfa_tables(&registry);
 }
 
-/// The bytes of one serialised DFA start at a multiple of this in the table's blob (the
-/// engine reads them in place, as `u32`s).
+/// The bytes of one serialised DFA start at a multiple of this in its table's blob (the
+/// engine reads them in place, as `u32`s): `src/case/dfa_table.rs`.
 const DFA_ALIGN: usize = 8;
 
 /// A glob whose DFA would be bigger than this is left to the engine's run-time regex.
-const DFA_SIZE_LIMIT: usize = 1 << 20;
+const GLOB_DFA_SIZE_LIMIT: usize = 1 << 20;
 
-/// `glob_dfas.bin`, every default scope glob's DFA (little-endian, each at a multiple of
-/// [`DFA_ALIGN`]), and `glob_dfas.rs`, the table naming each glob's bytes in it.
-fn glob_dfas(registry: &serde_json::Value) {
+/// The DFA tables of `src/case/dfa_table.rs`: `glob_dfas.bin` (each default scope glob's
+/// DFA), `rule_dfas.bin` (each rule pattern's, narrowed) and `dfa_index.rs`, naming each
+/// expression's bytes in its blob.
+fn dfa_tables(registry: &serde_json::Value) {
     use regex_automata::dfa::{StartKind, dense};
-    let mut globs: Vec<&str> = array(registry.get("defaultScopes"))
+    let globs = array(registry.get("defaultScopes"))
         .filter_map(|scope| scope.get("glob")?.as_str())
+        .map(str::to_string)
         .collect();
-    globs.sort_unstable();
-    globs.dedup();
-    let mut blob: Vec<u8> = Vec::new();
-    let mut table = String::from("pub(super) static GLOB_DFAS: &[(&str, usize, usize)] = &[\n");
-    for glob in globs {
+    let glob_dfa = |glob: &str| -> Option<dense::DFA<Vec<u32>>> {
         // What `evidence::glob` compiles at run time: the same glob options, the regex
         // `globset` makes of it, `globset`'s syntax.
-        let Ok(parsed) = globset::GlobBuilder::new(glob)
+        let parsed = globset::GlobBuilder::new(glob)
             .literal_separator(true)
             .build()
-        else {
-            continue;
-        };
-        let built = dense::Builder::new()
+            .ok()?;
+        dense::Builder::new()
             .syntax(
                 regex_automata::util::syntax::Config::new()
                     .utf8(false)
@@ -98,37 +109,76 @@ fn glob_dfas(registry: &serde_json::Value) {
                 dense::Config::new()
                     .start_kind(StartKind::Anchored)
                     .minimize(true)
-                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                    .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+                    .dfa_size_limit(Some(GLOB_DFA_SIZE_LIMIT))
+                    .determinize_size_limit(Some(GLOB_DFA_SIZE_LIMIT)),
             )
-            .build(parsed.regex());
-        let Ok(dfa) = built else { continue };
-        let (bytes, pad) = dfa.to_bytes_little_endian();
-        blob.resize(blob.len().next_multiple_of(DFA_ALIGN), 0);
+            .build(parsed.regex())
+            .ok()
+    };
+    let rules = all_rule_sources(registry)
+        .map(|p| p.replace(QUANTITY, MASK))
+        .collect();
+    let mut index = String::new();
+    type Build<'a> = &'a dyn Fn(&str) -> Option<dense::DFA<Vec<u32>>>;
+    let tables: [(&str, &str, Vec<String>, Build); 2] = [
+        ("GLOBS", "glob_dfas.bin", globs, &glob_dfa),
+        ("RULES", "rule_dfas.bin", rules, &|p| rule_dfa::build(p)),
+    ];
+    for (name, file, expressions, build) in tables {
+        let mut expressions: Vec<String> = expressions;
+        expressions.sort();
+        expressions.dedup();
+        let mut blob: Vec<u8> = Vec::new();
         writeln!(
-            table,
-            "    ({glob:?}, {}, {}),",
-            blob.len(),
-            bytes.len() - pad
+            index,
+            "pub(super) static {name}: &[(&str, usize, usize)] = &["
         )
         .expect("a String");
-        blob.extend_from_slice(&bytes[pad..]);
+        for expression in &expressions {
+            let Some(dfa) = build(expression) else {
+                continue;
+            };
+            let (bytes, pad) = dfa.to_bytes_little_endian();
+            blob.resize(blob.len().next_multiple_of(DFA_ALIGN), 0);
+            writeln!(
+                index,
+                "    ({expression:?}, {}, {}),",
+                blob.len(),
+                bytes.len() - pad
+            )
+            .expect("a String");
+            blob.extend_from_slice(&bytes[pad..]);
+        }
+        index.push_str("];\n");
+        write_out(file, &blob);
     }
-    table.push_str("];\n");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for (name, bytes) in [("glob_dfas.rs", table.as_bytes()), ("glob_dfas.bin", &blob)] {
-        let dest = out.join(name);
-        std::fs::write(&dest, bytes).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
-    }
+    write_out("dfa_index.rs", index.as_bytes());
 }
 
-/// `skills[].policy.attestation.<predicate>.rules[].pattern`, wherever all of that is there.
-fn rule_patterns(registry: &serde_json::Value) -> impl Iterator<Item = &str> {
+fn write_out(name: &str, bytes: &[u8]) {
+    let dest = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join(name);
+    std::fs::write(&dest, bytes).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
+}
+
+/// Every expression of every rule: its pattern, `unless`, `context` and `unlessContext`.
+fn all_rule_sources(registry: &serde_json::Value) -> impl Iterator<Item = &str> {
+    rules(registry).flat_map(|rule| {
+        ["pattern", "unless", "context", "unlessContext"]
+            .into_iter()
+            .filter_map(|field| rule.get(field)?.as_str())
+    })
+}
+
+fn rules(registry: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
     array(registry.get("skills"))
         .filter_map(|skill| skill.pointer("/policy/attestation")?.as_object())
         .flat_map(|by_predicate| by_predicate.values())
         .flat_map(|attestation| array(attestation.get("rules")))
-        .filter_map(|rule| rule.get("pattern")?.as_str())
+}
+
+/// `skills[].policy.attestation.<predicate>.rules[].pattern`, wherever all of that is there.
+fn rule_patterns(registry: &serde_json::Value) -> impl Iterator<Item = &str> {
+    rules(registry).filter_map(|rule| rule.get("pattern")?.as_str())
 }
 
 fn array(v: Option<&serde_json::Value>) -> impl Iterator<Item = &serde_json::Value> {

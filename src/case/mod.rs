@@ -8,6 +8,7 @@ pub mod attest;
 pub mod citable;
 pub mod claim;
 pub mod commit;
+mod dfa_table;
 pub mod doc;
 pub mod error;
 pub mod evidence;

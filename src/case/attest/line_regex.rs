@@ -55,7 +55,7 @@ impl LineRegex {
     pub(super) fn fixed(src: &str) -> LineRegex {
         LineRegex {
             src: src.to_string(),
-            narrow: narrow::build(src, config()),
+            narrow: super::build_narrowed(src, config()),
             full: OnceLock::new(),
             asked: AtomicUsize::new(0),
             hot: OnceLock::new(),

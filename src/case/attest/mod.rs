@@ -11,6 +11,9 @@ mod line_regex;
 mod lines;
 mod narrow;
 mod prefilter;
+// The build script compiles it for the table; tests rebuild DFAs with it.
+#[cfg(test)]
+mod rule_dfa;
 mod spelling;
 mod words;
 
@@ -19,6 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
+use regex_automata::Input;
+use regex_automata::dfa::{Automaton, dense};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -113,6 +118,9 @@ struct CompiledRule {
 /// expression under the same syntax and limits, or of one exact on the line's alphabet.
 struct Pattern {
     src: String,
+    /// The build script's DFA of the pattern narrowed (see [`rule_dfa`]), for a pattern of
+    /// the embedded registry whose DFA fits the size limit.
+    embedded: OnceLock<Option<Box<dense::DFA<&'static [u32]>>>>,
     light: OnceLock<Option<regex_automata::meta::Regex>>,
     narrow: OnceLock<Option<regex_automata::meta::Regex>>,
     asked: AtomicUsize,
@@ -127,6 +135,7 @@ impl Pattern {
     fn new(src: String) -> Pattern {
         Pattern {
             src,
+            embedded: OnceLock::new(),
             light: OnceLock::new(),
             narrow: OnceLock::new(),
             asked: AtomicUsize::new(0),
@@ -135,6 +144,16 @@ impl Pattern {
     }
 
     fn is_match(&self, text: &str) -> bool {
+        // A DFA search fails only by quitting on a byte or by a limit, and neither is
+        // configured; were one to, the engines below answer.
+        if narrow::in_alphabet(text)
+            && let Some(dfa) = self
+                .embedded
+                .get_or_init(|| crate::case::dfa_table::RULES.get(&self.src).map(Box::new))
+            && let Ok(found) = dfa.try_search_fwd(&Input::new(text).earliest(true))
+        {
+            return found.is_some();
+        }
         if self.regex.get().is_none() && self.asked.fetch_add(1, Ordering::Relaxed) < LIGHT_LINES {
             // The narrowed pattern only where it is exact, and only when the pattern as
             // written is known to compile: one that does not matches nothing, and one too
@@ -144,7 +163,7 @@ impl Pattern {
                 && let Some(narrowed) = self.narrow.get_or_init(|| {
                     let compiles = prefilter::is_embedded(&self.src)
                         || self.light.get_or_init(|| pike_vm(&self.src)).is_some();
-                    compiles.then(|| narrow::pike_vm(&self.src)).flatten()
+                    compiles.then(|| narrowed_pike_vm(&self.src)).flatten()
                 })
             {
                 return narrowed.is_match(text);
@@ -165,6 +184,24 @@ fn pike_vm(src: &str) -> Option<regex_automata::meta::Regex> {
     regex_automata::meta::Builder::new()
         .configure(pike_vm_config())
         .build(src)
+        .ok()
+}
+
+/// `src` narrowed to the [`narrow`] alphabet and compiled as a Pike VM that answers
+/// whether a line matches; `None` when `src` does not parse or cannot be narrowed.
+fn narrowed_pike_vm(src: &str) -> Option<regex_automata::meta::Regex> {
+    build_narrowed(src, pike_vm_config())
+}
+
+/// `src` narrowed to the [`narrow`] alphabet and compiled with `config`; `None` when `src`
+/// does not parse or cannot be narrowed.
+fn build_narrowed(
+    src: &str,
+    config: regex_automata::meta::Config,
+) -> Option<regex_automata::meta::Regex> {
+    regex_automata::meta::Builder::new()
+        .configure(config)
+        .build_from_hir(&narrow::narrowed(src)?)
         .ok()
 }
 

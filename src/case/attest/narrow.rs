@@ -22,7 +22,6 @@
 //! never asked. A line with any character outside the alphabet is matched by the
 //! expression as written.
 
-use regex_automata::meta;
 use regex_syntax::hir::Repetition;
 use regex_syntax::hir::{Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look};
 
@@ -44,21 +43,10 @@ fn alphabet() -> ClassUnicode {
     class
 }
 
-/// `src` narrowed to the alphabet and compiled as a Pike VM that answers whether a line
-/// matches; `None` when `src` does not parse or cannot be narrowed.
-pub(super) fn pike_vm(src: &str) -> Option<meta::Regex> {
-    build(src, super::pike_vm_config())
-}
-
-/// `src` narrowed to the alphabet and compiled with `config`; `None` when `src` does not
-/// parse or cannot be narrowed.
-pub(super) fn build(src: &str, config: meta::Config) -> Option<meta::Regex> {
+/// `src` narrowed to the alphabet; `None` when it does not parse or cannot be narrowed.
+pub(super) fn narrowed(src: &str) -> Option<Hir> {
     let hir = regex_automata::util::syntax::parse(src).ok()?;
-    let narrowed = narrow(&hir, &alphabet())?;
-    meta::Builder::new()
-        .configure(config)
-        .build_from_hir(&narrowed)
-        .ok()
+    narrow(&hir, &alphabet())
 }
 
 /// `hir` with each class intersected with `alphabet` and each Unicode word boundary made
@@ -102,6 +90,7 @@ fn narrow(hir: &Hir, alphabet: &ClassUnicode) -> Option<Hir> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::narrowed_pike_vm as pike_vm;
     use super::*;
     use proptest::prelude::*;
 
@@ -189,7 +178,6 @@ mod tests {
     fn every_embedded_rule_pattern_narrows_exactly_on_lines_of_its_words() {
         let patterns = super::super::prefilter::tests::builtin_patterns();
         assert!(patterns.len() > 50, "{} patterns", patterns.len());
-        let mut runner = proptest::test_runner::TestRunner::deterministic();
         for src in &patterns {
             let written = regex::Regex::new(src).unwrap();
             let narrowed = pike_vm(src).unwrap_or_else(|| panic!("{src} not narrowed"));
@@ -207,7 +195,8 @@ mod tests {
                 .collect();
             let strategy =
                 prop::collection::vec(prop::sample::select(words), 1..8).prop_map(|v| v.concat());
-            runner
+            // A runner counts its cases across runs: one for each pattern.
+            proptest::test_runner::TestRunner::deterministic()
                 .run(&strategy, |line| {
                     prop_assert!(in_alphabet(&line) || !line.is_ascii());
                     if in_alphabet(&line) {

@@ -472,3 +472,77 @@ fn a_pattern_asked_often_builds_its_full_regex_and_keeps_its_answers() {
             .all(|(l, &e)| pattern.is_match(l) == e)
     );
 }
+
+/// Every expression of the embedded registry's rules has its DFA from the build unless
+/// that DFA would exceed the size limit, and each DFA answers a line in the narrowed
+/// alphabet as the expression as written does, on lines made of the expression's own
+/// words (so that many match); a `Pattern` of the expression answers from it.
+#[test]
+fn every_embedded_rule_expression_has_its_dfa_from_the_build_answering_as_written() {
+    use proptest::prelude::*;
+    let mut sources = super::prefilter::tests::builtin_patterns();
+    sources.sort();
+    sources.dedup();
+    let mut with_dfa = 0;
+    for src in &sources {
+        let Some(dfa) = crate::case::dfa_table::RULES.get(src) else {
+            assert!(
+                super::rule_dfa::build(src).is_none(),
+                "{src}: its DFA fits the size limit, but the build has none"
+            );
+            continue;
+        };
+        with_dfa += 1;
+        let written = Regex::new(src).unwrap();
+        let pattern = Pattern::new(src.clone());
+        // Asked only lines in the alphabet: it never builds an engine of its own.
+        let in_alphabet_only = Pattern::new(src.clone());
+        let words: Vec<String> = src
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .chain(
+                [
+                    "qqq", " ", "  ", "_", ".", ":", "=", "(", ")", "*", "1000", "⟦", "⟧", "—", "é",
+                ]
+                .map(String::from),
+            )
+            .collect();
+        let strategy =
+            prop::collection::vec(prop::sample::select(words), 1..8).prop_map(|v| v.concat());
+        // A runner counts its cases across runs: one for each expression.
+        proptest::test_runner::TestRunner::deterministic()
+            .run(&strategy, |line| {
+                if narrow::in_alphabet(&line) {
+                    let by_dfa = dfa
+                        .try_search_fwd(&Input::new(&line).earliest(true))
+                        .unwrap()
+                        .is_some();
+                    prop_assert_eq!(by_dfa, written.is_match(&line), "{} on {:?}", src, line);
+                    prop_assert_eq!(in_alphabet_only.is_match(&line), by_dfa);
+                }
+                prop_assert_eq!(
+                    pattern.is_match(&line),
+                    written.is_match(&line),
+                    "{} on {:?}",
+                    src,
+                    line
+                );
+                Ok(())
+            })
+            .unwrap();
+        assert!(
+            in_alphabet_only.embedded.get().is_some_and(Option::is_some)
+                && in_alphabet_only.light.get().is_none()
+                && in_alphabet_only.narrow.get().is_none()
+                && in_alphabet_only.regex.get().is_none(),
+            "{src}: a Pattern asked lines in the alphabet built an engine of its own"
+        );
+    }
+    // Not a count to keep: a floor under which the table plainly lost its DFAs.
+    assert!(
+        with_dfa * 10 >= sources.len() * 9,
+        "{with_dfa} of {} expressions have a DFA",
+        sources.len()
+    );
+}

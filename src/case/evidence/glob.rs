@@ -46,33 +46,11 @@ impl Matcher {
     }
 }
 
-// `GLOB_DFAS`: each default scope glob → where its DFA's bytes are in `glob_dfas.bin`.
-include!(concat!(env!("OUT_DIR"), "/glob_dfas.rs"));
-
-/// `glob_dfas.bin`, aligned as the DFAs read in place need (the build script puts each at
-/// a multiple of 8).
-#[repr(C, align(8))]
-struct Aligned<B: ?Sized> {
-    bytes: B,
-}
-
-static DFA_BYTES: &Aligned<[u8]> = &Aligned {
-    bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/glob_dfas.bin")),
-};
-
-/// The build script's DFA for `glob`, when it made one and this build reads it (its
-/// serialisation checked as it is read: a mismatch is compiled at run time instead).
-fn embedded(glob: &str) -> Option<dense::DFA<&'static [u32]>> {
-    let &(_, start, len) = GLOB_DFAS.iter().find(|(g, _, _)| *g == glob)?;
-    let bytes = DFA_BYTES.bytes.get(start..start.checked_add(len)?)?;
-    dense::DFA::from_bytes(bytes).ok().map(|(dfa, _)| dfa)
-}
-
 /// `glob` compiled once per process.
 fn compiled(glob: &str) -> Option<Arc<Matcher>> {
     static GLOBS: crate::memo::Memo<String, Option<Arc<Matcher>>> = crate::memo::Memo::new(4096);
     GLOBS.get_or(glob.to_string(), || {
-        if let Some(dfa) = embedded(glob) {
+        if let Some(dfa) = crate::case::dfa_table::GLOBS.get(glob) {
             return Some(Arc::new(Matcher::Embedded(Box::new(dfa))));
         }
         let glob = GlobBuilder::new(glob)
@@ -207,7 +185,7 @@ mod tests {
         assert!(!defaults.is_empty());
         for scope in defaults {
             assert!(
-                super::embedded(&scope.glob).is_some(),
+                crate::case::dfa_table::GLOBS.get(&scope.glob).is_some(),
                 "{} has no DFA from the build",
                 scope.glob
             );
@@ -216,7 +194,7 @@ mod tests {
                 Some(super::Matcher::Embedded(_))
             ));
         }
-        assert!(super::embedded("src/*.rs").is_none());
+        assert!(crate::case::dfa_table::GLOBS.get("src/*.rs").is_none());
         assert!(matches!(
             super::compiled("src/*.rs").as_deref(),
             Some(super::Matcher::Regex(_))
