@@ -6,9 +6,9 @@
 //! (fsynced; the lifecycle.json a body stages is not, since the commit rewrites it with the
 //! chain head and syncs that) and reads see the staged bytes; the journal line that names
 //! each file's new hash is the commit point; the renames come after it. Under the run
-//! lock, [`recover`] completes the renames of the last committed line and deletes every
-//! pending or temporary file that no committed line names, so no reader ever works from
-//! half a rail.
+//! lock, [`recover`] completes each file's rename from the line that last wrote it, when
+//! its pending copy survives, and deletes every other pending or temporary file, so no
+//! reader ever works from half a rail.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -315,7 +315,8 @@ pub(super) fn sync_staged(files: &BTreeMap<String, (PathBuf, String)>) -> Result
 }
 
 /// Moves committed pending files over their targets. The renames are not fsynced: one lost
-/// to a power failure leaves its durable pending file, and [`recover`] completes it.
+/// to a power failure leaves its durable pending file, and [`recover`] completes it, even
+/// after later lines.
 pub(super) fn apply(
     run_dir: &Path,
     files: &BTreeMap<String, (PathBuf, String)>,
@@ -329,8 +330,13 @@ pub(super) fn apply(
 }
 
 /// Under the run lock: drops a torn last journal line (it never committed), completes the
-/// renames of the last committed line whose pending files survive, and deletes every other
-/// pending or temporary file the engine leaves in the run. Returns the files it completed.
+/// renames of committed lines whose pending files survive, and deletes every other pending
+/// or temporary file the engine leaves in the run. Returns the files it completed.
+///
+/// A committed line's renames are not synced (see [`apply`]); a later rail's sync makes
+/// them durable only for the directories it stages into. So after a power failure the
+/// rename lost may be any line's, not only the last's: each file's pending copy from the
+/// line that last wrote it is completed, whichever line that is.
 ///
 /// # Errors
 ///
@@ -340,32 +346,37 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
     if journal.torn_at.is_some() {
         journal.truncate_torn(run_dir)?;
     }
+    // Each file the journal names → the fence and hash of the line that last wrote it.
+    let mut last_write: BTreeMap<&str, (u64, &str)> = BTreeMap::new();
+    for entry in &journal.entries {
+        for (rel, hash) in &entry.writes {
+            last_write.insert(rel, (entry.fence, hash));
+        }
+    }
     let mut completed = Vec::new();
-    if let Some(last) = journal.entries.last() {
-        for (rel, hash) in &last.writes {
-            if not_through_link(run_dir, rel).is_err() {
-                continue;
-            }
-            // Without a staged copy there is nothing to finish, whatever the target holds:
-            // look for it first, so a settled run costs no read and hash of its files.
-            let pending = pending_path(run_dir, rel, last.fence);
-            if std::fs::symlink_metadata(&pending).is_err() {
-                continue;
-            }
-            let target = run_dir.join(rel);
-            let now = crate::fsio::read_regular(&target, MAX_RUN_FILE_BYTES)
-                .ok()
-                .map(|b| bytes_hash(&b));
-            if now.as_deref() == Some(hash.as_str()) {
-                continue;
-            }
-            let staged = crate::fsio::read_regular(&pending, MAX_RUN_FILE_BYTES)
-                .ok()
-                .map(|b| bytes_hash(&b));
-            if staged.as_deref() == Some(hash.as_str()) {
-                std::fs::rename(&pending, &target).map_err(CaseError::io("rename", &target))?;
-                completed.push(rel.clone());
-            }
+    for (rel, (fence, hash)) in last_write {
+        if not_through_link(run_dir, rel).is_err() {
+            continue;
+        }
+        // Without a staged copy there is nothing to finish, whatever the target holds:
+        // look for it first, so a settled run costs no read and hash of its files.
+        let pending = pending_path(run_dir, rel, fence);
+        if std::fs::symlink_metadata(&pending).is_err() {
+            continue;
+        }
+        let target = run_dir.join(rel);
+        let now = crate::fsio::read_regular(&target, MAX_RUN_FILE_BYTES)
+            .ok()
+            .map(|b| bytes_hash(&b));
+        if now.as_deref() == Some(hash) {
+            continue;
+        }
+        let staged = crate::fsio::read_regular(&pending, MAX_RUN_FILE_BYTES)
+            .ok()
+            .map(|b| bytes_hash(&b));
+        if staged.as_deref() == Some(hash) {
+            std::fs::rename(&pending, &target).map_err(CaseError::io("rename", &target))?;
+            completed.push(rel.to_string());
         }
     }
     sweep(run_dir)?;

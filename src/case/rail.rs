@@ -710,6 +710,41 @@ mod tests {
         assert_eq!(lc.journal.entries + 1, journal.len() as u64);
     }
 
+    /// A rename lost to a power failure is completed even when a later line committed
+    /// first: a rail syncs only the directories it stages into, so a freeze (lifecycle.json
+    /// alone) after a claim (output/claims.json) leaves the claim's rename undurable, and
+    /// the claim's pending copy is then the only one of what the frozen stage records.
+    #[test]
+    fn a_lost_rename_is_completed_even_under_a_later_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = payments_run(tmp.path(), &[]);
+        let id = cite(&run, "src/payments/service.py", 32, 39).id;
+        claim_unit(&run, "s", &[&id]);
+        run.freeze_research(None).unwrap();
+        let journal = Journal::read(run.dir()).unwrap();
+        let claims = "output/claims.json";
+        let (claim_line, freeze_line) = (&journal.entries[1], &journal.entries[2]);
+        assert!(claim_line.writes.contains_key(claims), "{claim_line:?}");
+        assert!(!freeze_line.writes.contains_key(claims), "{freeze_line:?}");
+        let committed = std::fs::read(run.dir().join(claims)).unwrap();
+        // The claim's rename, lost: its pending copy is back, the target gone.
+        let pending = run
+            .dir()
+            .join(format!("output/.claims.json.pending-{}", claim_line.fence));
+        std::fs::rename(run.dir().join(claims), &pending).unwrap();
+        assert_eq!(check(run.dir()).unwrap(), Vec::new());
+        assert_eq!(std::fs::read(run.dir().join(claims)).unwrap(), committed);
+        assert!(!pending.exists());
+        // A pending copy that is not the last write of its file is a leftover, removed.
+        let stale = run.dir().join(format!(
+            "output/.evidence.json.pending-{}",
+            claim_line.fence
+        ));
+        std::fs::write(&stale, b"{}").unwrap();
+        assert_eq!(check(run.dir()).unwrap(), Vec::new());
+        assert!(!stale.exists());
+    }
+
     /// Relaxed durability (the battery's per-trial cases) makes no fsync at all, from open
     /// to close.
     #[test]
