@@ -110,12 +110,15 @@ struct CompiledRule {
 }
 
 /// A rule's pattern, compiled the first time a line needs it: a CLI rail reads a few dozen
-/// lines, which most of a contract's patterns can never match (see [`prefilter`]). Its first
-/// lines are matched by the Pike VM alone, which builds in about half the time and runs
-/// slower, and a line in the [`narrow`] alphabet (most are) by the Pike VM of the pattern
-/// narrowed to it, which builds several times faster again; a pattern that keeps being
-/// asked gets the full regex. All answer every line alike: they are engines of one regular
-/// expression under the same syntax and limits, or of one exact on the line's alphabet.
+/// lines, which most of a contract's patterns can never match (see [`prefilter`]). A line
+/// in the [`narrow`] alphabet (most are) is matched, for a pattern of the embedded registry,
+/// by the DFA the build script made of the pattern narrowed (see `rule_dfa`), which builds
+/// nothing at run time. Otherwise its first lines are matched by the Pike VM alone, which
+/// builds in about half the time and runs slower, and a line in the alphabet by the Pike
+/// VM of the pattern narrowed to it, which builds several times faster again; a pattern
+/// that keeps being asked gets the full regex. All answer every line alike: they are
+/// engines of one regular expression under the same syntax and limits, or of one exact on
+/// the line's alphabet.
 struct Pattern {
     src: String,
     /// The build script's DFA of the pattern narrowed (see [`rule_dfa`]), for a pattern of

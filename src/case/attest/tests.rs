@@ -546,3 +546,29 @@ fn every_embedded_rule_expression_has_its_dfa_from_the_build_answering_as_writte
         sources.len()
     );
 }
+
+/// A DFA search that fails (one that quits on a byte; the build configures none) is
+/// answered by the pattern's run-time engines, never taken for "no match".
+#[test]
+fn a_failed_dfa_search_is_answered_by_the_patterns_engines() {
+    use regex_automata::dfa::{StartKind, dense};
+    let quits_on_space = dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .quit(b' ', true)
+                .start_kind(StartKind::Unanchored),
+        )
+        .build(r"(?-u)zzz")
+        .unwrap();
+    let dfa: &'static dense::DFA<Vec<u32>> = Box::leak(Box::new(quits_on_space));
+    let pattern = Pattern::new(r"\btimeout\b".into());
+    assert!(pattern.embedded.set(Some(Box::new(dfa.as_ref()))).is_ok());
+    assert!(
+        pattern.is_match("the timeout in seconds"),
+        "the failed search was not retried"
+    );
+    assert!(
+        !pattern.is_match("timeout"),
+        "a search that ran is the answer"
+    );
+}

@@ -28,8 +28,8 @@ pub(super) fn matches(glob: &str, path: &str) -> bool {
 
 /// One glob, compiled.
 enum Matcher {
-    /// Built at build time (a default scope's glob).
-    Embedded(Box<dense::DFA<&'static [u32]>>),
+    /// Built at build time (a default scope's glob), with the glob.
+    Embedded(Box<dense::DFA<&'static [u32]>>, String),
     Regex(meta::Regex),
 }
 
@@ -37,10 +37,12 @@ impl Matcher {
     fn is_match(&self, path: &[u8]) -> bool {
         match self {
             // The regex is anchored at both ends: any match is the whole path. A DFA
-            // search fails only by quitting on a byte or by a limit, neither configured.
-            Matcher::Embedded(dfa) => dfa
+            // search fails only by quitting on a byte or by a limit, and neither is
+            // configured; were one to, the glob's regex answers.
+            Matcher::Embedded(dfa, glob) => dfa
                 .try_search_fwd(&Input::new(path).anchored(Anchored::Yes))
-                .is_ok_and(|m| m.is_some()),
+                .map(|m| m.is_some())
+                .unwrap_or_else(|_| regex(glob).is_some_and(|re| re.is_match(path))),
             Matcher::Regex(re) => re.is_match(path),
         }
     }
@@ -51,31 +53,34 @@ fn compiled(glob: &str) -> Option<Arc<Matcher>> {
     static GLOBS: crate::memo::Memo<String, Option<Arc<Matcher>>> = crate::memo::Memo::new(4096);
     GLOBS.get_or(glob.to_string(), || {
         if let Some(dfa) = crate::case::dfa_table::GLOBS.get(glob) {
-            return Some(Arc::new(Matcher::Embedded(Box::new(dfa))));
+            return Some(Arc::new(Matcher::Embedded(Box::new(dfa), glob.to_string())));
         }
-        let glob = GlobBuilder::new(glob)
-            .literal_separator(true)
-            .build()
-            .ok()?;
-        // `globset`'s own syntax and limits for one glob's regex.
-        let syntax = regex_automata::util::syntax::Config::new()
-            .utf8(false)
-            .dot_matches_new_line(true);
-        let config = meta::Config::new()
-            .utf8_empty(false)
-            .nfa_size_limit(Some(10 * (1 << 20)))
-            .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
-            .onepass(false)
-            .hybrid(false)
-            .dfa(false)
-            .auto_prefilter(false);
-        meta::Builder::new()
-            .syntax(syntax)
-            .configure(config)
-            .build(glob.regex())
-            .ok()
-            .map(|re| Arc::new(Matcher::Regex(re)))
+        regex(glob).map(|re| Arc::new(Matcher::Regex(re)))
     })
+}
+
+/// The regex `globset` makes of `glob`, compiled with `globset`'s own syntax and limits.
+fn regex(glob: &str) -> Option<meta::Regex> {
+    let glob = GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .ok()?;
+    let syntax = regex_automata::util::syntax::Config::new()
+        .utf8(false)
+        .dot_matches_new_line(true);
+    let config = meta::Config::new()
+        .utf8_empty(false)
+        .nfa_size_limit(Some(10 * (1 << 20)))
+        .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
+        .onepass(false)
+        .hybrid(false)
+        .dfa(false)
+        .auto_prefilter(false);
+    meta::Builder::new()
+        .syntax(syntax)
+        .configure(config)
+        .build(glob.regex())
+        .ok()
 }
 
 #[cfg(test)]
@@ -191,7 +196,7 @@ mod tests {
             );
             assert!(matches!(
                 super::compiled(&scope.glob).as_deref(),
-                Some(super::Matcher::Embedded(_))
+                Some(super::Matcher::Embedded(..))
             ));
         }
         assert!(crate::case::dfa_table::GLOBS.get("src/*.rs").is_none());
@@ -250,6 +255,31 @@ mod tests {
         assert_eq!(
             classifier.classify("src/a.rs"),
             Some(EvidenceKind::Implementation)
+        );
+    }
+
+    /// A DFA search that fails (one that quits on a byte; the build configures none) is
+    /// answered by the glob's regex, never taken for "no match".
+    #[test]
+    fn a_failed_dfa_search_is_answered_by_the_globs_regex() {
+        use regex_automata::dfa::{StartKind, dense};
+        let quits_on_slash = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .quit(b'/', true)
+                    .start_kind(StartKind::Anchored),
+            )
+            .build(r"(?-u)^[a-z]*$")
+            .unwrap();
+        let dfa: &'static dense::DFA<Vec<u32>> = Box::leak(Box::new(quits_on_slash));
+        let matcher = super::Matcher::Embedded(Box::new(dfa.as_ref()), "**/*.rs".into());
+        assert!(
+            matcher.is_match(b"src/a.rs"),
+            "the failed search was not retried"
+        );
+        assert!(
+            !matcher.is_match(b"a.rs"),
+            "a search that ran is the answer"
         );
     }
 
