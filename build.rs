@@ -6,7 +6,9 @@
 //! * a dense DFA for each default scope's glob (`src/case/evidence/glob.rs`), built from
 //!   the regex `globset` translates the glob to, with the syntax `globset` compiles it with;
 //! * a dense DFA for each rule pattern narrowed to the attestation alphabet
-//!   (`src/case/attest/rule_dfa.rs` and `narrow.rs`, the same code the engine runs).
+//!   (`src/case/attest/narrow.rs`).
+//!
+//! Both DFAs are built by `src/case/dfa_build.rs`, which tests use too.
 //!
 //! The tables are keyed by the exact pattern or glob text, so one this script reads
 //! differently from the engine is simply not found there and is compiled at run time; tests
@@ -23,8 +25,8 @@ mod needs;
 #[path = "src/case/attest/narrow.rs"]
 mod narrow;
 
-#[path = "src/case/attest/rule_dfa.rs"]
-mod rule_dfa;
+#[path = "src/case/dfa_build.rs"]
+mod dfa_build;
 
 /// The placeholder the registry writes for a quantity, and what the engine compiles it as
 /// (`skill::attestation::QUANTITY`, `case::attest::spelling::MASK`).
@@ -38,7 +40,7 @@ fn main() {
     for shared in [
         "src/case/attest/prefilter/needs.rs",
         "src/case/attest/narrow.rs",
-        "src/case/attest/rule_dfa.rs",
+        "src/case/dfa_build.rs",
     ] {
         println!("cargo::rerun-if-changed={shared}");
     }
@@ -80,49 +82,25 @@ fn main() {
 /// engine reads them in place, as `u32`s): `src/case/dfa_table.rs`.
 const DFA_ALIGN: usize = 8;
 
-/// A glob whose DFA would be bigger than this is left to the engine's run-time regex.
-const GLOB_DFA_SIZE_LIMIT: usize = 1 << 20;
-
 /// The DFA tables of `src/case/dfa_table.rs`: `glob_dfas.bin` (each default scope glob's
 /// DFA), `rule_dfas.bin` (each rule pattern's, narrowed) and `dfa_index.rs`, naming each
 /// expression's bytes in its blob.
 fn dfa_tables(registry: &serde_json::Value) {
-    use regex_automata::dfa::{StartKind, dense};
+    use regex_automata::dfa::dense;
     let globs = array(registry.get("defaultScopes"))
         .filter_map(|scope| scope.get("glob")?.as_str())
         .map(str::to_string)
         .collect();
-    let glob_dfa = |glob: &str| -> Option<dense::DFA<Vec<u32>>> {
-        // What `evidence::glob` compiles at run time: the same glob options, the regex
-        // `globset` makes of it, `globset`'s syntax.
-        let parsed = globset::GlobBuilder::new(glob)
-            .literal_separator(true)
-            .build()
-            .ok()?;
-        dense::Builder::new()
-            .syntax(
-                regex_automata::util::syntax::Config::new()
-                    .utf8(false)
-                    .dot_matches_new_line(true),
-            )
-            .configure(
-                dense::Config::new()
-                    .start_kind(StartKind::Anchored)
-                    .minimize(true)
-                    .dfa_size_limit(Some(GLOB_DFA_SIZE_LIMIT))
-                    .determinize_size_limit(Some(GLOB_DFA_SIZE_LIMIT)),
-            )
-            .build(parsed.regex())
-            .ok()
-    };
     let rules = all_rule_sources(registry)
         .map(|p| p.replace(QUANTITY, MASK))
         .collect();
     let mut index = String::new();
     type Build<'a> = &'a dyn Fn(&str) -> Option<dense::DFA<Vec<u32>>>;
     let tables: [(&str, &str, Vec<String>, Build); 2] = [
-        ("GLOBS", "glob_dfas.bin", globs, &glob_dfa),
-        ("RULES", "rule_dfas.bin", rules, &|p| rule_dfa::build(p)),
+        ("GLOBS", "glob_dfas.bin", globs, &dfa_build::glob),
+        ("RULES", "rule_dfas.bin", rules, &|p| {
+            dfa_build::unanchored(&narrow::narrowed(p)?)
+        }),
     ];
     for (name, file, expressions, build) in tables {
         let mut expressions: Vec<String> = expressions;

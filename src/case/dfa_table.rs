@@ -32,6 +32,21 @@ impl Table {
     }
 }
 
+/// A DFA of `pattern` whose searches fail on byte `quit` (the build configures no such
+/// byte), for tests of what answers when a search fails.
+#[cfg(test)]
+pub(crate) fn quitting_dfa(
+    quit: u8,
+    start: regex_automata::dfa::StartKind,
+    pattern: &str,
+) -> dense::DFA<&'static [u32]> {
+    let built = dense::Builder::new()
+        .configure(dense::Config::new().quit(quit, true).start_kind(start))
+        .build(pattern)
+        .unwrap();
+    Box::leak(Box::new(built)).as_ref()
+}
+
 mod index {
     include!(concat!(env!("OUT_DIR"), "/dfa_index.rs"));
 }

@@ -682,15 +682,21 @@ mod tests {
         assert_eq!(synced.last(), Some(&run.dir().join(JOURNAL)), "{synced:?}");
     }
 
+    /// The payments run with one excerpt cited and a unit claimed on it: ready to freeze.
+    fn cited_and_claimed(tmp: &std::path::Path) -> crate::case::RunHandle {
+        let run = payments_run(tmp, &[]);
+        let id = cite(&run, "src/payments/service.py", 32, 39).id;
+        claim_unit(&run, "s", &[&id]);
+        run
+    }
+
     /// A rail that moves the lifecycle syncs the lifecycle.json it commits once: the copy
     /// its body stages is rewritten with the chain head before the line, so only the
     /// rewrite is synced, and before the line.
     #[test]
     fn a_lifecycle_rail_syncs_its_committed_lifecycle_once_before_its_line() {
         let tmp = tempfile::tempdir().unwrap();
-        let run = payments_run(tmp.path(), &[]);
-        let id = cite(&run, "src/payments/service.py", 32, 39).id;
-        claim_unit(&run, "s", &[&id]);
+        let run = cited_and_claimed(tmp.path());
         crate::fsio::take_synced();
         run.freeze_research(None).unwrap();
         let synced = crate::fsio::take_synced();
@@ -717,9 +723,7 @@ mod tests {
     #[test]
     fn a_lost_rename_is_completed_even_under_a_later_line() {
         let tmp = tempfile::tempdir().unwrap();
-        let run = payments_run(tmp.path(), &[]);
-        let id = cite(&run, "src/payments/service.py", 32, 39).id;
-        claim_unit(&run, "s", &[&id]);
+        let run = cited_and_claimed(tmp.path());
         run.freeze_research(None).unwrap();
         let journal = Journal::read(run.dir()).unwrap();
         let claims = "output/claims.json";
@@ -752,9 +756,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         crate::fsio::take_synced();
         let synced: Vec<PathBuf> = crate::fsio::relaxed(|| {
-            let run = payments_run(tmp.path(), &[]);
-            let id = cite(&run, "src/payments/service.py", 32, 39).id;
-            claim_unit(&run, "s", &[&id]);
+            let run = cited_and_claimed(tmp.path());
             run.freeze_research(None).unwrap();
             run.finalize(
                 Some(crate::case::finalize::Status::InsufficientEvidence),

@@ -11,9 +11,6 @@ mod line_regex;
 mod lines;
 mod narrow;
 mod prefilter;
-// The build script compiles it for the table; tests rebuild DFAs with it.
-#[cfg(test)]
-mod rule_dfa;
 mod spelling;
 mod words;
 
@@ -112,7 +109,7 @@ struct CompiledRule {
 /// A rule's pattern, compiled the first time a line needs it: a CLI rail reads a few dozen
 /// lines, which most of a contract's patterns can never match (see [`prefilter`]). A line
 /// in the [`narrow`] alphabet (most are) is matched, for a pattern of the embedded registry,
-/// by the DFA the build script made of the pattern narrowed (see `rule_dfa`), which builds
+/// by the DFA the build script made of the pattern narrowed (see `dfa_build`), which builds
 /// nothing at run time. Otherwise its first lines are matched by the Pike VM alone, which
 /// builds in about half the time and runs slower, and a line in the alphabet by the Pike
 /// VM of the pattern narrowed to it, which builds several times faster again; a pattern
@@ -121,7 +118,7 @@ struct CompiledRule {
 /// the line's alphabet.
 struct Pattern {
     src: String,
-    /// The build script's DFA of the pattern narrowed (see [`rule_dfa`]), for a pattern of
+    /// The build script's DFA of the pattern narrowed (see `dfa_build`), for a pattern of
     /// the embedded registry whose DFA fits the size limit.
     embedded: OnceLock<Option<Box<dense::DFA<&'static [u32]>>>>,
     light: OnceLock<Option<regex_automata::meta::Regex>>,

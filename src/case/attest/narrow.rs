@@ -181,36 +181,19 @@ mod tests {
         for src in &patterns {
             let written = regex::Regex::new(src).unwrap();
             let narrowed = pike_vm(src).unwrap_or_else(|| panic!("{src} not narrowed"));
-            // Lines made of the pattern's own characters and words, so that most match.
-            let words: Vec<String> = src
-                .split(|c: char| !c.is_alphanumeric() && c != '_')
-                .filter(|w| !w.is_empty())
-                .map(str::to_string)
-                .chain(
-                    [
-                        "qqq", " ", "  ", "_", ".", ":", "=", "(", ")", "*", "1000", "⟦", "⟧", "—",
-                    ]
-                    .map(String::from),
-                )
-                .collect();
-            let strategy =
-                prop::collection::vec(prop::sample::select(words), 1..8).prop_map(|v| v.concat());
-            // A runner counts its cases across runs: one for each pattern.
-            proptest::test_runner::TestRunner::deterministic()
-                .run(&strategy, |line| {
-                    prop_assert!(in_alphabet(&line) || !line.is_ascii());
-                    if in_alphabet(&line) {
-                        prop_assert_eq!(
-                            narrowed.is_match(&line),
-                            written.is_match(&line),
-                            "{} on {:?}",
-                            src,
-                            line
-                        );
-                    }
-                    Ok(())
-                })
-                .unwrap();
+            super::super::prefilter::tests::on_lines_of_its_words(src, |line| {
+                prop_assert!(in_alphabet(line) || !line.is_ascii());
+                if in_alphabet(line) {
+                    prop_assert_eq!(
+                        narrowed.is_match(line),
+                        written.is_match(line),
+                        "{} on {:?}",
+                        src,
+                        line
+                    );
+                }
+                Ok(())
+            });
         }
     }
 }

@@ -487,7 +487,9 @@ fn every_embedded_rule_expression_has_its_dfa_from_the_build_answering_as_writte
     for src in &sources {
         let Some(dfa) = crate::case::dfa_table::RULES.get(src) else {
             assert!(
-                super::rule_dfa::build(src).is_none(),
+                narrow::narrowed(src)
+                    .and_then(|hir| crate::case::dfa_build::unanchored(&hir))
+                    .is_none(),
                 "{src}: its DFA fits the size limit, but the build has none"
             );
             continue;
@@ -497,40 +499,24 @@ fn every_embedded_rule_expression_has_its_dfa_from_the_build_answering_as_writte
         let pattern = Pattern::new(src.clone());
         // Asked only lines in the alphabet: it never builds an engine of its own.
         let in_alphabet_only = Pattern::new(src.clone());
-        let words: Vec<String> = src
-            .split(|c: char| !c.is_alphanumeric() && c != '_')
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .chain(
-                [
-                    "qqq", " ", "  ", "_", ".", ":", "=", "(", ")", "*", "1000", "⟦", "⟧", "—", "é",
-                ]
-                .map(String::from),
-            )
-            .collect();
-        let strategy =
-            prop::collection::vec(prop::sample::select(words), 1..8).prop_map(|v| v.concat());
-        // A runner counts its cases across runs: one for each expression.
-        proptest::test_runner::TestRunner::deterministic()
-            .run(&strategy, |line| {
-                if narrow::in_alphabet(&line) {
-                    let by_dfa = dfa
-                        .try_search_fwd(&Input::new(&line).earliest(true))
-                        .unwrap()
-                        .is_some();
-                    prop_assert_eq!(by_dfa, written.is_match(&line), "{} on {:?}", src, line);
-                    prop_assert_eq!(in_alphabet_only.is_match(&line), by_dfa);
-                }
-                prop_assert_eq!(
-                    pattern.is_match(&line),
-                    written.is_match(&line),
-                    "{} on {:?}",
-                    src,
-                    line
-                );
-                Ok(())
-            })
-            .unwrap();
+        super::prefilter::tests::on_lines_of_its_words(src, |line| {
+            if narrow::in_alphabet(line) {
+                let by_dfa = dfa
+                    .try_search_fwd(&Input::new(line).earliest(true))
+                    .unwrap()
+                    .is_some();
+                prop_assert_eq!(by_dfa, written.is_match(line), "{} on {:?}", src, line);
+                prop_assert_eq!(in_alphabet_only.is_match(line), by_dfa);
+            }
+            prop_assert_eq!(
+                pattern.is_match(line),
+                written.is_match(line),
+                "{} on {:?}",
+                src,
+                line
+            );
+            Ok(())
+        });
         assert!(
             in_alphabet_only.embedded.get().is_some_and(Option::is_some)
                 && in_alphabet_only.light.get().is_none()
@@ -551,18 +537,13 @@ fn every_embedded_rule_expression_has_its_dfa_from_the_build_answering_as_writte
 /// answered by the pattern's run-time engines, never taken for "no match".
 #[test]
 fn a_failed_dfa_search_is_answered_by_the_patterns_engines() {
-    use regex_automata::dfa::{StartKind, dense};
-    let quits_on_space = dense::Builder::new()
-        .configure(
-            dense::Config::new()
-                .quit(b' ', true)
-                .start_kind(StartKind::Unanchored),
-        )
-        .build(r"(?-u)zzz")
-        .unwrap();
-    let dfa: &'static dense::DFA<Vec<u32>> = Box::leak(Box::new(quits_on_space));
+    let dfa = crate::case::dfa_table::quitting_dfa(
+        b' ',
+        regex_automata::dfa::StartKind::Unanchored,
+        r"(?-u)zzz",
+    );
     let pattern = Pattern::new(r"\btimeout\b".into());
-    assert!(pattern.embedded.set(Some(Box::new(dfa.as_ref()))).is_ok());
+    assert!(pattern.embedded.set(Some(Box::new(dfa))).is_ok());
     assert!(
         pattern.is_match("the timeout in seconds"),
         "the failed search was not retried"

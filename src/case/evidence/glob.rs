@@ -65,9 +65,6 @@ fn regex(glob: &str) -> Option<meta::Regex> {
         .literal_separator(true)
         .build()
         .ok()?;
-    let syntax = regex_automata::util::syntax::Config::new()
-        .utf8(false)
-        .dot_matches_new_line(true);
     let config = meta::Config::new()
         .utf8_empty(false)
         .nfa_size_limit(Some(10 * (1 << 20)))
@@ -77,7 +74,7 @@ fn regex(glob: &str) -> Option<meta::Regex> {
         .dfa(false)
         .auto_prefilter(false);
     meta::Builder::new()
-        .syntax(syntax)
+        .syntax(crate::case::dfa_build::glob_syntax())
         .configure(config)
         .build(glob.regex())
         .ok()
@@ -189,9 +186,14 @@ mod tests {
         let defaults = &crate::skill::registry().default_scopes;
         assert!(!defaults.is_empty());
         for scope in defaults {
-            assert!(
-                crate::case::dfa_table::GLOBS.get(&scope.glob).is_some(),
-                "{} has no DFA from the build",
+            let table = crate::case::dfa_table::GLOBS.get(&scope.glob);
+            assert!(table.is_some(), "{} has no DFA from the build", scope.glob);
+            // The one the builder makes now, byte for byte.
+            let rebuilt = crate::case::dfa_build::glob(&scope.glob).unwrap();
+            assert_eq!(
+                table.map(|dfa| dfa.to_bytes_little_endian()),
+                Some(rebuilt.to_bytes_little_endian()),
+                "{}",
                 scope.glob
             );
             assert!(matches!(
@@ -262,17 +264,12 @@ mod tests {
     /// answered by the glob's regex, never taken for "no match".
     #[test]
     fn a_failed_dfa_search_is_answered_by_the_globs_regex() {
-        use regex_automata::dfa::{StartKind, dense};
-        let quits_on_slash = dense::Builder::new()
-            .configure(
-                dense::Config::new()
-                    .quit(b'/', true)
-                    .start_kind(StartKind::Anchored),
-            )
-            .build(r"(?-u)^[a-z]*$")
-            .unwrap();
-        let dfa: &'static dense::DFA<Vec<u32>> = Box::leak(Box::new(quits_on_slash));
-        let matcher = super::Matcher::Embedded(Box::new(dfa.as_ref()), "**/*.rs".into());
+        let dfa = crate::case::dfa_table::quitting_dfa(
+            b'/',
+            regex_automata::dfa::StartKind::Anchored,
+            r"(?-u)^[a-z]*$",
+        );
+        let matcher = super::Matcher::Embedded(Box::new(dfa), "**/*.rs".into());
         assert!(
             matcher.is_match(b"src/a.rs"),
             "the failed search was not retried"

@@ -21,6 +21,32 @@ pub(in crate::case::attest) fn builtin_patterns() -> Vec<String> {
     all
 }
 
+/// Runs `check` on generated lines made of `src`'s own words and the characters around
+/// them in code and prose (so that many match; some carry a character outside the narrowed
+/// alphabet), with a runner of its own: a runner counts its cases across runs, so one
+/// shared between expressions would check only the first.
+pub(in crate::case::attest) fn on_lines_of_its_words(
+    src: &str,
+    check: impl Fn(&str) -> Result<(), proptest::test_runner::TestCaseError>,
+) {
+    let words: Vec<String> = src
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .chain(
+            [
+                "qqq", " ", "  ", "_", ".", ":", "=", "(", ")", "*", "1000", "⟦", "⟧", "—", "é",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    let strategy =
+        prop::collection::vec(prop::sample::select(words), 1..8).prop_map(|v| v.concat());
+    proptest::test_runner::TestRunner::deterministic()
+        .run(&strategy, |line| check(&line))
+        .unwrap();
+}
+
 /// Pieces lines are made of: words the patterns spell, in any case, and the characters
 /// around them in code and prose, ASCII or not.
 fn piece() -> impl Strategy<Value = String> {
