@@ -90,6 +90,12 @@ pub fn bytes_hash(bytes: &[u8]) -> String {
     format!("sha256:{}", sha256_hex(bytes))
 }
 
+/// What [`bytes_hash`] gives for bytes whose sha256 is `digest`.
+#[must_use]
+pub fn digest_hash(digest: &[u8; 32]) -> String {
+    format!("sha256:{}", hex(digest))
+}
+
 /// What [`bytes_hash`] gives for the bytes fed to `hasher`: for bytes read in pieces.
 pub(crate) fn streamed_hash(hasher: Sha256) -> String {
     format!("sha256:{}", hex(&hasher.finalize()))

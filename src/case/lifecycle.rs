@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::Digest;
 
 pub use super::journal::JournalHead;
 use super::key::RunId;
@@ -147,17 +148,40 @@ pub fn now() -> String {
 impl Lifecycle {
     /// Reads `lifecycle.json` of the run at `run_dir` (as the executing rail sees it).
     pub(super) fn load(run_dir: &std::path::Path) -> Result<Lifecycle, super::error::CaseError> {
+        match Lifecycle::read_hashed(run_dir)? {
+            Some((_, lc)) => lc,
+            None => Err(super::error::CaseError::io(
+                "read",
+                run_dir.join(super::layout::LIFECYCLE_JSON),
+            )(std::io::ErrorKind::NotFound.into())),
+        }
+    }
+
+    /// lifecycle.json read once: the `sha256:` hash of its bytes and what they parse to
+    /// ([`Lifecycle::parse`]); `None` when it is missing.
+    ///
+    /// # Errors
+    ///
+    /// `CaseError::Io` when it cannot be read (a symlink or special file included).
+    pub(super) fn read_hashed(
+        run_dir: &std::path::Path,
+    ) -> Result<Option<(String, Result<Lifecycle, super::error::CaseError>)>, super::error::CaseError>
+    {
         let path = run_dir.join(super::layout::LIFECYCLE_JSON);
-        let bytes = super::commit::read(
+        let Some(bytes) = super::commit::read(
             run_dir,
             super::layout::LIFECYCLE_JSON,
             super::layout::MAX_RUN_FILE_BYTES,
         )
         .map_err(super::error::CaseError::io("read", &path))?
-        .ok_or_else(|| {
-            super::error::CaseError::io("read", &path)(std::io::ErrorKind::NotFound.into())
-        })?;
-        Lifecycle::parse(&bytes, &path)
+        else {
+            return Ok(None);
+        };
+        let digest: [u8; 32] = sha2::Sha256::digest(&bytes).into();
+        Ok(Some((
+            crate::canon::digest_hash(&digest),
+            Lifecycle::parse_digested(&bytes, digest, &path),
+        )))
     }
 
     /// Parses lifecycle bytes read from `path` strictly.
@@ -168,6 +192,26 @@ impl Lifecycle {
     /// strictly as a lifecycle (the field is named), or are of another format or format
     /// version.
     pub fn parse(
+        bytes: &[u8],
+        path: &std::path::Path,
+    ) -> Result<Lifecycle, super::error::CaseError> {
+        Lifecycle::parse_digested(bytes, sha2::Sha256::digest(bytes).into(), path)
+    }
+
+    /// [`Lifecycle::parse`] of bytes whose sha256 is `digest`. A rail reads its lifecycle
+    /// more than once (its integrity check, its state check, its commit), and a process
+    /// (the library API, the MCP server, a battery) reads the same one at each rail: the
+    /// parse of equal bytes is remembered by their digest, and a clone handed out.
+    pub(super) fn parse_digested(
+        bytes: &[u8],
+        digest: [u8; 32],
+        path: &std::path::Path,
+    ) -> Result<Lifecycle, super::error::CaseError> {
+        static PARSED: crate::memo::Memo<[u8; 32], Lifecycle> = crate::memo::Memo::new(256);
+        PARSED.try_get_or(digest, || Lifecycle::parse_uncached(bytes, path))
+    }
+
+    fn parse_uncached(
         bytes: &[u8],
         path: &std::path::Path,
     ) -> Result<Lifecycle, super::error::CaseError> {
@@ -232,6 +276,31 @@ impl Lifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parse of equal bytes is remembered, never the parse of other bytes: two
+    /// lifecycles of one length that differ in a single byte parse as themselves, whichever
+    /// came first, and a refused parse is refused again.
+    #[test]
+    fn a_remembered_parse_answers_only_its_own_bytes() {
+        let path = std::path::Path::new("lifecycle.json");
+        let lc = Lifecycle::new(RunId::generate(), &now(), "sha256:00");
+        let mut other = lc.clone();
+        other.case_hash = "sha256:01".into();
+        let (a, b) = (
+            serde_json::to_vec(&lc).unwrap(),
+            serde_json::to_vec(&other).unwrap(),
+        );
+        assert_eq!(a.len(), b.len());
+        for _ in 0..2 {
+            assert_eq!(Lifecycle::parse(&a, path).unwrap(), lc);
+            assert_eq!(Lifecycle::parse(&b, path).unwrap(), other);
+        }
+        let mut bad = a.clone();
+        bad.extend_from_slice(b" x");
+        for _ in 0..2 {
+            assert!(Lifecycle::parse(&bad, path).is_err());
+        }
+    }
 
     /// A lifecycle of another format, or of another version of this one, is refused as
     /// corrupt at `formatVersion`, whichever of the two differs.

@@ -58,6 +58,15 @@ pub fn integrity(
     journal: &Journal,
     anchor: Option<&JournalHead>,
 ) -> Result<Vec<Broken>, CaseError> {
+    Ok(checked(run_dir, journal, anchor)?.0)
+}
+
+/// [`integrity`], with case.json's hash as read for it (`None` when case.json is missing).
+fn checked(
+    run_dir: &Path,
+    journal: &Journal,
+    anchor: Option<&JournalHead>,
+) -> Result<(Vec<Broken>, Option<String>), CaseError> {
     let mut out = Vec::new();
     let mut broken = |file: &str, field: &str, reason: String| {
         out.push(Broken {
@@ -71,14 +80,21 @@ pub fn integrity(
     check_output_dir(run_dir, &mut broken);
     let Some(case_hash) = hash_of(CASE_JSON)? else {
         broken(CASE_JSON, ".", "missing".into());
-        return Ok(out);
+        return Ok((out, None));
     };
-    let lc_hash = hash_of(LIFECYCLE_JSON)?;
-    let lc = match Lifecycle::load(run_dir) {
-        Ok(lc) => lc,
-        Err(e) => {
+    // Read once: the hash the journal's writes are checked against is of the bytes parsed.
+    let (lc_hash, lc) = match Lifecycle::read_hashed(run_dir)? {
+        Some((hash, Ok(lc))) => (hash, lc),
+        Some((_, Err(e))) => {
             broken(LIFECYCLE_JSON, ".", e.to_string());
-            return Ok(out);
+            return Ok((out, Some(case_hash)));
+        }
+        None => {
+            let missing = CaseError::io("read", run_dir.join(LIFECYCLE_JSON))(
+                std::io::ErrorKind::NotFound.into(),
+            );
+            broken(LIFECYCLE_JSON, ".", missing.to_string());
+            return Ok((out, Some(case_hash)));
         }
     };
     if lc.case_hash != case_hash {
@@ -93,8 +109,8 @@ pub fn integrity(
     }
     check_chain(journal, &lc, anchor, &mut broken);
     check_lifecycle_writer(journal, &lc, &mut broken);
-    check_engine_writes(journal, lc_hash.as_deref(), &hash_of, &mut broken)?;
-    Ok(out)
+    check_engine_writes(journal, &lc_hash, &hash_of, &mut broken)?;
+    Ok((out, Some(case_hash)))
 }
 
 /// output/ must be the run's own directory: through a link the engine would read and
@@ -207,7 +223,7 @@ fn check_lifecycle_writer(
 /// re-derived from them.
 fn check_engine_writes(
     journal: &Journal,
-    lc_hash: Option<&str>,
+    lc_hash: &str,
     hash_of: &impl Fn(&str) -> Result<Option<String>, CaseError>,
     broken: &mut impl FnMut(&str, &str, String),
 ) -> Result<(), CaseError> {
@@ -221,7 +237,7 @@ fn check_engine_writes(
     }
     for (rel, hash) in last_write {
         let now = if rel == LIFECYCLE_JSON {
-            lc_hash.map(str::to_string)
+            Some(lc_hash.to_string())
         } else {
             hash_of(rel)?
         };
@@ -237,19 +253,29 @@ fn check_engine_writes(
     Ok(())
 }
 
-/// Refuses a run whose integrity is broken, naming the first broken file and field.
+/// Refuses a run whose integrity is broken, naming the first broken file and field;
+/// otherwise case.json's hash, checked against the one the run was opened with.
 fn ensure_intact(
     run_dir: &Path,
     journal: &Journal,
     anchor: Option<&JournalHead>,
-) -> Result<(), CaseError> {
-    match integrity(run_dir, journal, anchor)?.into_iter().next() {
-        None => Ok(()),
-        Some(b) => Err(CaseError::Tampered {
-            file: b.file,
-            field: b.field,
-            reason: b.reason,
-        }),
+) -> Result<String, CaseError> {
+    let (broken, case_hash) = checked(run_dir, journal, anchor)?;
+    match (broken.into_iter().next(), case_hash) {
+        (None, Some(case_hash)) => Ok(case_hash),
+        (first, _) => {
+            // `checked` reports a missing case.json among the broken files.
+            let b = first.unwrap_or_else(|| Broken {
+                file: CASE_JSON.into(),
+                field: ".".into(),
+                reason: "missing".into(),
+            });
+            Err(CaseError::Tampered {
+                file: b.file,
+                field: b.field,
+                reason: b.reason,
+            })
+        }
     }
 }
 
@@ -280,7 +306,7 @@ where
     // The lock is released when `lock` is dropped, on every path out of this function.
     let mut lock = lock_run(run_dir)?;
     let (journal, mut state) = settle(run_dir, &mut lock)?;
-    ensure_intact(run_dir, &journal, state.anchor.as_ref())?;
+    let case_hash = ensure_intact(run_dir, &journal, state.anchor.as_ref())?;
     state.fence += 1;
     write_lock(&mut lock, &lock_path, &state, true).map_err(CaseError::io("write", &lock_path))?;
     let fence = Fence {
@@ -325,7 +351,7 @@ where
             };
             commit(
                 run_dir,
-                &journal,
+                (&journal, &case_hash),
                 &mut lock,
                 &mut state,
                 refused,
@@ -342,7 +368,7 @@ where
         };
         commit(
             run_dir,
-            &journal,
+            (&journal, &case_hash),
             &mut lock,
             &mut state,
             replay,
@@ -354,7 +380,14 @@ where
     let (outcome, staged) = run_staged(run_dir, &fence, body);
     let (kind, result, error) = recorded(&outcome);
     let done = entry(kind, result, error);
-    commit(run_dir, &journal, &mut lock, &mut state, done, staged)?;
+    commit(
+        run_dir,
+        (&journal, &case_hash),
+        &mut lock,
+        &mut state,
+        done,
+        staged,
+    )?;
     outcome
 }
 
@@ -446,12 +479,14 @@ fn recorded<T: Serialize>(
     )
 }
 
-/// Commits one journal line: a lifecycle.json the body staged records the chain head the
-/// line follows; the line, naming every staged file's hash, is appended (the commit
-/// point); the staged files move into place; the lock's anchor moves to the new head.
+/// Commits one journal line after `journal` (read under the lock, on a run whose case.json
+/// hashed to `case_hash` in the rail's integrity check): a lifecycle.json the body staged
+/// records the chain head the line follows; the line, naming every staged file's hash, is
+/// appended (the commit point); the staged files move into place; the lock's anchor moves
+/// to the new head.
 fn commit(
     run_dir: &Path,
-    journal: &Journal,
+    (journal, case_hash): (&Journal, &str),
     lock: &mut std::fs::File,
     state: &mut LockState,
     mut entry: JournalEntry,
@@ -461,8 +496,7 @@ fn commit(
         super::commit::discard(staged);
         e
     };
-    let case_hash = super::store::file_hash(run_dir, CASE_JSON)?.unwrap_or_default();
-    let head = journal.head(&case_hash);
+    let head = journal.head(case_hash);
     if let Some((pending, _)) = staged.remove(LIFECYCLE_JSON) {
         let read = crate::fsio::read_regular(&pending, super::layout::MAX_RUN_FILE_BYTES)
             .map_err(CaseError::io("read", &pending));
