@@ -84,6 +84,20 @@ pub fn canonical_hash<T: Serialize + ?Sized>(value: &T) -> String {
     streamed_hash(hasher)
 }
 
+/// sha256 of `value`'s CBOR encoding, or `None` when it cannot be encoded: a memo key
+/// for a value whose serialisation is injective (two values with one encoding are equal
+/// for every use of them). CBOR rather than JSON: JSON writes every non-finite float as
+/// `null`, so two values differing only in a NaN or an infinity would share a key.
+pub fn encoded_digest<T: Serialize + ?Sized>(value: &T) -> Option<[u8; 32]> {
+    use std::io::Write;
+    let mut hasher = Sha256::new();
+    let mut buffered = std::io::BufWriter::with_capacity(8192, HashWriter(&mut hasher));
+    ciborium::into_writer(value, &mut buffered).ok()?;
+    buffered.flush().ok()?;
+    drop(buffered);
+    Some(hasher.finalize().into())
+}
+
 /// sha256 of raw bytes, as `sha256:<hex>`.
 #[must_use]
 pub fn bytes_hash(bytes: &[u8]) -> String {
@@ -153,6 +167,31 @@ mod tests {
         assert_eq!(
             canonical_hash(&big),
             format!("sha256:{}", sha256_hex(expected.as_bytes()))
+        );
+    }
+
+    /// JSON writes NaN and both infinities as `null`; the memo key tells all four apart,
+    /// and gives equal values one key.
+    #[test]
+    fn the_encoded_digest_tells_non_finite_floats_apart() {
+        let values = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
+        for v in values {
+            assert_eq!(serde_json::to_string(&v).unwrap(), "null", "why CBOR");
+        }
+        let keys: std::collections::BTreeSet<[u8; 32]> = values
+            .iter()
+            .map(|v| encoded_digest(&Some(*v)))
+            .chain([encoded_digest(&None::<f64>)])
+            .map(Option::unwrap)
+            .collect();
+        assert_eq!(keys.len(), 4);
+        assert_eq!(
+            encoded_digest(&json!({"a": [1.5]})),
+            encoded_digest(&json!({"a": [1.5]}))
+        );
+        assert_ne!(
+            encoded_digest(&json!({"a": "1"})),
+            encoded_digest(&json!({"a": 1}))
         );
     }
 

@@ -296,7 +296,12 @@ pub fn cited<'a>(claims: &[&RawClaim], evidence: &'a EvidenceDoc) -> Vec<&'a Evi
     ids.into_iter().filter_map(|id| evidence.get(id)).collect()
 }
 
-/// Stage 1 over the deposited claims and evidence.
+/// Stage 1 over the deposited claims and evidence, stamped `at`.
+///
+/// A pure function of the case, the evidence and the claims (`at` is only stamped on
+/// it), and every later rail re-derives the record freeze-research made (validate,
+/// finalize and close each check it): inside one process it is computed once for each
+/// inputs, keyed by the digest of their encoding.
 #[must_use]
 pub fn stage_one(
     case: &CaseDoc,
@@ -304,6 +309,18 @@ pub fn stage_one(
     claims: &ClaimsDoc,
     at: &str,
 ) -> ResearchRecord {
+    static RECORDS: crate::memo::Memo<[u8; 32], ResearchRecord> = crate::memo::Memo::new(256);
+    let derive = || derive_stage_one(case, evidence, claims);
+    let mut record = match crate::canon::encoded_digest(&(case, evidence, claims)) {
+        Some(key) => RECORDS.get_or(key, derive),
+        None => derive(),
+    };
+    record.at = at.to_string();
+    record
+}
+
+/// [`stage_one`] computed, stamped with no time.
+fn derive_stage_one(case: &CaseDoc, evidence: &EvidenceDoc, claims: &ClaimsDoc) -> ResearchRecord {
     let contract = &case.policy.contract;
     let attester = Attester::new(case);
     let mut verdicts = Vec::new();
@@ -364,7 +381,7 @@ pub fn stage_one(
         values,
         conflicts,
         attested_conflicts: attester.conflicts(evidence, &claimed),
-        at: at.to_string(),
+        at: String::new(),
     }
 }
 
@@ -463,6 +480,42 @@ mod tests {
                 (json!("min"), 0.6, false)
             ]
         );
+    }
+
+    /// Stage 1 is remembered for equal inputs and stamped with each caller's time; inputs
+    /// that differ only in a non-finite confidence (which JSON would write alike, as
+    /// `null`) are each derived.
+    #[test]
+    fn a_remembered_stage_one_answers_only_its_own_inputs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = payments_run(tmp.path(), &[]);
+        let code = cite(&run, "src/payments/service.py", 32, 39);
+        claim_unit(&run, "s", &[&code.id]);
+        let evidence = crate::case::store::evidence(run.dir()).unwrap();
+        let mut claims = crate::case::store::claims(run.dir()).unwrap();
+        let first = super::stage_one(run.doc(), &evidence, &claims, "t1");
+        let again = super::stage_one(run.doc(), &evidence, &claims, "t2");
+        assert_eq!(first.at, "t1");
+        assert_eq!(again.at, "t2");
+        assert_eq!(
+            super::ResearchRecord {
+                at: "t1".into(),
+                ..again
+            },
+            first
+        );
+        assert!(first.accepted(&claims.claims[0].id));
+        for (confidence, said) in [(f64::NAN, "NaN"), (f64::INFINITY, "inf")] {
+            claims.claims[0].confidence = confidence;
+            let record = super::stage_one(run.doc(), &evidence, &claims, "t3");
+            let reasons = &record.claims[0].reasons;
+            assert!(
+                reasons
+                    .iter()
+                    .any(|r| r.contains(&format!("confidence {said} "))),
+                "{reasons:?}"
+            );
+        }
     }
 
     /// Objects nest as deep as arrays: a value deep in objects alone is as unreadable
