@@ -301,7 +301,7 @@ pub fn cited<'a>(claims: &[&RawClaim], evidence: &'a EvidenceDoc) -> Vec<&'a Evi
 /// A pure function of the case, the evidence and the claims (`at` is only stamped on
 /// it), and every later rail re-derives the record freeze-research made (validate,
 /// finalize and close each check it): inside one process it is computed once for each
-/// inputs, keyed by the digest of their encoding.
+/// inputs, keyed by the digest of their JSON.
 #[must_use]
 pub fn stage_one(
     case: &CaseDoc,
@@ -311,7 +311,7 @@ pub fn stage_one(
 ) -> ResearchRecord {
     static RECORDS: crate::memo::Memo<[u8; 32], ResearchRecord> = crate::memo::Memo::new(256);
     let derive = || derive_stage_one(case, evidence, claims);
-    let mut record = match crate::canon::encoded_digest(&(case, evidence, claims)) {
+    let mut record = match crate::canon::json_digest(&(case, evidence, claims)) {
         Some(key) => RECORDS.get_or(key, derive),
         None => derive(),
     };
