@@ -68,6 +68,9 @@ pub struct Transition {
     pub at: String,
 }
 
+/// lifecycle.json as read once: the `sha256:` hash of its bytes and what they parse to.
+pub(super) type HashedRead = (String, Result<Lifecycle, super::error::CaseError>);
+
 /// The lifecycle document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -165,8 +168,7 @@ impl Lifecycle {
     /// `CaseError::Io` when it cannot be read (a symlink or special file included).
     pub(super) fn read_hashed(
         run_dir: &std::path::Path,
-    ) -> Result<Option<(String, Result<Lifecycle, super::error::CaseError>)>, super::error::CaseError>
-    {
+    ) -> Result<Option<HashedRead>, super::error::CaseError> {
         let path = run_dir.join(super::layout::LIFECYCLE_JSON);
         let Some(bytes) = super::commit::read(
             run_dir,
