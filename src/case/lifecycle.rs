@@ -153,11 +153,15 @@ impl Lifecycle {
     pub(super) fn load(run_dir: &std::path::Path) -> Result<Lifecycle, super::error::CaseError> {
         match Lifecycle::read_hashed(run_dir)? {
             Some((_, lc)) => lc,
-            None => Err(super::error::CaseError::io(
-                "read",
-                run_dir.join(super::layout::LIFECYCLE_JSON),
-            )(std::io::ErrorKind::NotFound.into())),
+            None => Err(Lifecycle::missing(run_dir)),
         }
+    }
+
+    /// The error a run without lifecycle.json is read with.
+    pub(super) fn missing(run_dir: &std::path::Path) -> super::error::CaseError {
+        super::error::CaseError::io("read", run_dir.join(super::layout::LIFECYCLE_JSON))(
+            std::io::ErrorKind::NotFound.into(),
+        )
     }
 
     /// lifecycle.json read once: the `sha256:` hash of its bytes and what they parse to

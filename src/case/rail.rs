@@ -90,10 +90,7 @@ fn checked(
             return Ok((out, Some(case_hash)));
         }
         None => {
-            let missing = CaseError::io("read", run_dir.join(LIFECYCLE_JSON))(
-                std::io::ErrorKind::NotFound.into(),
-            );
-            broken(LIFECYCLE_JSON, ".", missing.to_string());
+            broken(LIFECYCLE_JSON, ".", Lifecycle::missing(run_dir).to_string());
             return Ok((out, Some(case_hash)));
         }
     };
@@ -351,7 +348,8 @@ where
             };
             commit(
                 run_dir,
-                (&journal, &case_hash),
+                &journal,
+                &case_hash,
                 &mut lock,
                 &mut state,
                 refused,
@@ -368,7 +366,8 @@ where
         };
         commit(
             run_dir,
-            (&journal, &case_hash),
+            &journal,
+            &case_hash,
             &mut lock,
             &mut state,
             replay,
@@ -381,12 +380,7 @@ where
     let (kind, result, error) = recorded(&outcome);
     let done = entry(kind, result, error);
     commit(
-        run_dir,
-        (&journal, &case_hash),
-        &mut lock,
-        &mut state,
-        done,
-        staged,
+        run_dir, &journal, &case_hash, &mut lock, &mut state, done, staged,
     )?;
     outcome
 }
@@ -486,7 +480,8 @@ fn recorded<T: Serialize>(
 /// to the new head.
 fn commit(
     run_dir: &Path,
-    (journal, case_hash): (&Journal, &str),
+    journal: &Journal,
+    case_hash: &str,
     lock: &mut std::fs::File,
     state: &mut LockState,
     mut entry: JournalEntry,
