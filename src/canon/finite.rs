@@ -199,27 +199,23 @@ impl ser::SerializeMap for Check {
     }
 }
 
-impl ser::SerializeStruct for Check {
-    type Ok = ();
-    type Error = NotFinite;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, v: &T) -> Done {
-        v.serialize(Check)
-    }
-    fn end(self) -> Done {
-        Ok(())
-    }
+/// Every named field is walked with the same check.
+macro_rules! walks_fields {
+    ($($tr:ident),*) => {$(
+        impl ser::$tr for Check {
+            type Ok = ();
+            type Error = NotFinite;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, v: &T) -> Done {
+                v.serialize(Check)
+            }
+            fn end(self) -> Done {
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Check {
-    type Ok = ();
-    type Error = NotFinite;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, v: &T) -> Done {
-        v.serialize(Check)
-    }
-    fn end(self) -> Done {
-        Ok(())
-    }
-}
+walks_fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {

@@ -346,15 +346,8 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
     if journal.torn_at.is_some() {
         journal.truncate_torn(run_dir)?;
     }
-    // Each file the journal names → the fence and hash of the line that last wrote it.
-    let mut last_write: BTreeMap<&str, (u64, &str)> = BTreeMap::new();
-    for entry in &journal.entries {
-        for (rel, hash) in &entry.writes {
-            last_write.insert(rel, (entry.fence, hash));
-        }
-    }
     let mut completed = Vec::new();
-    for (rel, (fence, hash)) in last_write {
+    for (rel, (fence, hash)) in journal.last_writes() {
         if not_through_link(run_dir, rel).is_err() {
             continue;
         }

@@ -13,7 +13,7 @@ use regex_syntax::hir::Hir;
 pub const SIZE_LIMIT: usize = 1 << 20;
 
 /// The meta regex's default NFA size limit, which an expression's run-time engines have.
-const NFA_SIZE_LIMIT: usize = 10 << 20;
+pub const NFA_SIZE_LIMIT: usize = 10 << 20;
 
 /// The syntax `globset` compiles a glob's regex with (bytes, `.` matching a newline).
 #[must_use]

@@ -79,6 +79,19 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// Each file the journal's lines name → the fence and `sha256:` hash of the line that
+    /// last wrote it.
+    #[must_use]
+    pub fn last_writes(&self) -> std::collections::BTreeMap<&str, (u64, &str)> {
+        let mut last = std::collections::BTreeMap::new();
+        for entry in &self.entries {
+            for (rel, hash) in &entry.writes {
+                last.insert(rel.as_str(), (entry.fence, hash.as_str()));
+            }
+        }
+        last
+    }
+
     /// Reads the journal of the run at `run_dir` (a symlink or special file is refused).
     ///
     /// # Errors

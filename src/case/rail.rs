@@ -224,15 +224,11 @@ fn check_engine_writes(
     hash_of: &impl Fn(&str) -> Result<Option<String>, CaseError>,
     broken: &mut impl FnMut(&str, &str, String),
 ) -> Result<(), CaseError> {
-    let mut last_write: BTreeMap<&str, &str> = BTreeMap::new();
-    for entry in &journal.entries {
-        for (rel, hash) in &entry.writes {
-            if !rel.starts_with(OUTPUT_PREFIX) {
-                last_write.insert(rel, hash);
-            }
-        }
-    }
-    for (rel, hash) in last_write {
+    let engine_private = journal
+        .last_writes()
+        .into_iter()
+        .filter(|(rel, _)| !rel.starts_with(OUTPUT_PREFIX));
+    for (rel, (_, hash)) in engine_private {
         let now = if rel == LIFECYCLE_JSON {
             Some(lc_hash.to_string())
         } else {
@@ -258,22 +254,19 @@ fn ensure_intact(
     anchor: Option<&JournalHead>,
 ) -> Result<String, CaseError> {
     let (broken, case_hash) = checked(run_dir, journal, anchor)?;
-    match (broken.into_iter().next(), case_hash) {
-        (None, Some(case_hash)) => Ok(case_hash),
-        (first, _) => {
-            // `checked` reports a missing case.json among the broken files.
-            let b = first.unwrap_or_else(|| Broken {
-                file: CASE_JSON.into(),
-                field: ".".into(),
-                reason: "missing".into(),
-            });
-            Err(CaseError::Tampered {
-                file: b.file,
-                field: b.field,
-                reason: b.reason,
-            })
-        }
+    if let Some(b) = broken.into_iter().next() {
+        return Err(CaseError::Tampered {
+            file: b.file,
+            field: b.field,
+            reason: b.reason,
+        });
     }
+    // `checked` reports a missing case.json as broken: an intact run has its hash.
+    case_hash.ok_or_else(|| CaseError::Tampered {
+        file: CASE_JSON.into(),
+        field: ".".into(),
+        reason: "missing".into(),
+    })
 }
 
 /// Runs `body` as rail `rail` on the run at `run_dir`, under the run lock, journaled and

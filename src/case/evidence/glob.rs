@@ -67,7 +67,7 @@ fn regex(glob: &str) -> Option<meta::Regex> {
         .ok()?;
     let config = meta::Config::new()
         .utf8_empty(false)
-        .nfa_size_limit(Some(10 * (1 << 20)))
+        .nfa_size_limit(Some(crate::case::dfa_build::NFA_SIZE_LIMIT))
         .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
         .onepass(false)
         .hybrid(false)
