@@ -105,6 +105,43 @@ pub fn sync_file(file: &File, path: &Path) -> io::Result<()> {
     }
 }
 
+/// Early writeback for a file written in pieces, decided on the thread that will fsync
+/// it: when writes there are durable, [`Writeback::start`] sets each piece written going to
+/// disk at once (Linux `sync_file_range`), so the fsync that ends the file waits for less.
+/// Only a hint: the fsync is still what makes the file durable, and nothing else changes.
+#[derive(Debug, Clone, Copy)]
+pub struct Writeback {
+    durable: bool,
+}
+
+impl Writeback {
+    /// The writeback of the calling thread's durability mode (see [`relaxed`]), to hand to
+    /// the thread that writes the file.
+    #[must_use]
+    pub fn here() -> Writeback {
+        Writeback { durable: durable() }
+    }
+
+    /// Starts writing `len` bytes of `file` from `offset` back to disk without waiting for
+    /// them; nothing when relaxed, or off Linux. A refusal is ignored: the fsync still
+    /// comes.
+    pub fn start(self, file: &File, offset: u64, len: u64) {
+        #[cfg(target_os = "linux")]
+        if self.durable
+            && let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len))
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: a plain system call on a descriptor `file` keeps open for the call;
+            // it reads no memory of ours.
+            unsafe {
+                libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (self, file, offset, len);
+    }
+}
+
 /// fsyncs `file`, and in unit-test builds records `path` as synced on this thread.
 fn sync_recorded(file: &File, path: &Path) -> io::Result<()> {
     file.sync_all()?;
@@ -195,6 +232,86 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// From this size on, bytes are hashed on a second thread while they are read or written
+/// (a 16 MiB excerpt, the evidence.json that holds it): the hash then costs no wall time
+/// beside the I/O. Below it, starting a thread costs more than the hash.
+pub const PARALLEL_HASH_BYTES: usize = 1 << 20;
+
+/// Reads `reader` to its end, or to `limit` bytes, and returns the bytes with their hash
+/// (as [`crate::canon::bytes_hash`] writes it) in one pass over them. `expected`, the size
+/// the file had when opened, sizes the buffer; from [`PARALLEL_HASH_BYTES`] on, a second
+/// thread hashes each piece read while this one reads the next. A reader shorter or longer
+/// than `expected` is read as it is: the caller compares the length with its limit.
+///
+/// # Errors
+///
+/// The reader's I/O error.
+pub fn read_hashed(
+    reader: &mut impl Read,
+    expected: u64,
+    limit: u64,
+) -> io::Result<(Vec<u8>, String)> {
+    use sha2::{Digest, Sha256};
+    let sized = usize::try_from(expected.min(limit)).unwrap_or(usize::MAX);
+    if sized < PARALLEL_HASH_BYTES {
+        let mut bytes = Vec::with_capacity(sized + 1);
+        reader.take(limit).read_to_end(&mut bytes)?;
+        let hash = crate::canon::bytes_hash(&bytes);
+        return Ok((bytes, hash));
+    }
+    let mut bytes = vec![0u8; sized];
+    let pieces = bytes.chunks_mut(PARALLEL_HASH_BYTES);
+    let (filled, mut hasher) = std::thread::scope(|s| -> io::Result<(usize, Sha256)> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<&[u8]>(2);
+        let hashing = s.spawn(move || {
+            let mut hasher = Sha256::new();
+            for piece in rx {
+                hasher.update(piece);
+            }
+            hasher
+        });
+        let mut filled = 0;
+        for piece in pieces {
+            let n = fill(reader, piece)?;
+            filled += n;
+            let piece: &[u8] = piece;
+            // The hashing thread only stops when the channel closes, so a send cannot fail.
+            let _ = tx.send(&piece[..n]);
+            if n < piece.len() {
+                break;
+            }
+        }
+        drop(tx);
+        let hasher = hashing
+            .join()
+            .map_err(|_| io::Error::other("hashing a file read failed"))?;
+        Ok((filled, hasher))
+    })?;
+    bytes.truncate(filled);
+    if filled == sized {
+        // The file grew after it was opened: the rest, up to the limit, is read here.
+        let mut rest = Vec::new();
+        reader.take(limit - sized as u64).read_to_end(&mut rest)?;
+        hasher.update(&rest);
+        bytes.extend_from_slice(&rest);
+    }
+    Ok((bytes, crate::canon::streamed_hash(hasher)))
+}
+
+/// Reads into `buf` until it is full or the reader ends; returns how many bytes it read.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match reader.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
 /// Absolute form of `path` without resolving symlinks (for recording where inputs live).
 ///
 /// # Errors
@@ -241,4 +358,117 @@ pub fn crash_point(name: &str) {
     }
     #[cfg(not(debug_assertions))]
     let _ = name;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out `bytes` in reads of at most `step` bytes, is interrupted
+    /// once before each, and fails instead of reading past `fail_at` when it is set.
+    struct Uneven {
+        bytes: Vec<u8>,
+        at: usize,
+        step: usize,
+        interrupt: bool,
+        fail_at: Option<usize>,
+    }
+
+    impl Uneven {
+        fn new(bytes: Vec<u8>, step: usize) -> Uneven {
+            Uneven {
+                bytes,
+                at: 0,
+                step,
+                interrupt: true,
+                fail_at: None,
+            }
+        }
+    }
+
+    impl Read for Uneven {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.interrupt = !self.interrupt;
+            if !self.interrupt {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            if self.fail_at.is_some_and(|at| self.at >= at) {
+                return Err(io::Error::other("the disk went away"));
+            }
+            let n = buf.len().min(self.step).min(self.bytes.len() - self.at);
+            buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    /// Bytes that differ at every offset a wrong piece boundary could shift.
+    fn pattern(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i % 251) as u8).collect()
+    }
+
+    /// Read whole, hashed on this thread or on the second one, a reader gives back its
+    /// bytes and their hash, whatever sizes its reads come in.
+    #[test]
+    fn a_read_returns_the_bytes_and_their_hash_below_and_above_the_threshold() {
+        for len in [
+            0,
+            1,
+            4096,
+            PARALLEL_HASH_BYTES - 1,
+            PARALLEL_HASH_BYTES,
+            3 * PARALLEL_HASH_BYTES + 7,
+        ] {
+            let bytes = pattern(len);
+            let mut reader = Uneven::new(bytes.clone(), 100_003);
+            let (read, hash) = read_hashed(&mut reader, len as u64, u64::MAX).unwrap();
+            assert!(read == bytes, "{len} bytes read back differently");
+            assert_eq!(hash, crate::canon::bytes_hash(&bytes), "{len} bytes");
+        }
+    }
+
+    /// A file that shrank or grew after its size was taken is read as it is, up to the
+    /// limit, and the hash is of what was read.
+    #[test]
+    fn a_reader_shorter_or_longer_than_expected_is_read_as_it_is_up_to_the_limit() {
+        let big = 2 * PARALLEL_HASH_BYTES;
+        let cases = [
+            // (actual length, expected length, limit, bytes read)
+            (big - 5, big, u64::MAX, big - 5),
+            (big / 2 + 3, big, u64::MAX, big / 2 + 3),
+            (big + 10, big, u64::MAX, big + 10),
+            (big + 10, big, big as u64 + 4, big + 4),
+            (big + 10, big + 10, big as u64 + 1, big + 1),
+        ];
+        for (actual, expected, limit, want) in cases {
+            let bytes = pattern(actual);
+            let mut reader = Uneven::new(bytes.clone(), 65_537);
+            let (read, hash) = read_hashed(&mut reader, expected as u64, limit).unwrap();
+            assert_eq!(read.len(), want, "{actual} bytes expected as {expected}");
+            assert!(
+                read == bytes[..want],
+                "{actual} bytes expected as {expected}"
+            );
+            assert_eq!(hash, crate::canon::bytes_hash(&bytes[..want]));
+        }
+    }
+
+    /// A read that fails part way is that error, on either path, never bytes.
+    #[test]
+    fn a_read_failing_part_way_is_the_error() {
+        for len in [1000, 3 * PARALLEL_HASH_BYTES] {
+            let mut reader = Uneven::new(pattern(len), 4096);
+            reader.fail_at = Some(len / 2);
+            let err = read_hashed(&mut reader, len as u64, u64::MAX).unwrap_err();
+            assert_eq!(err.to_string(), "the disk went away", "{len} bytes");
+        }
+    }
+
+    /// The writeback hint takes the durability of the thread it is taken on (the writing
+    /// thread it is handed to is always durable by default).
+    #[test]
+    fn writeback_takes_the_durability_of_the_thread_it_is_taken_on() {
+        assert!(Writeback::here().durable);
+        assert!(!relaxed(Writeback::here).durable);
+    }
 }

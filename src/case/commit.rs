@@ -138,14 +138,9 @@ fn stage(
     Ok(())
 }
 
-/// From this size on, a staged file is hashed on a second thread while it is written and
-/// fsynced: the hash then costs no wall time beside the write (an evidence.json holding a
-/// 16 MiB excerpt). Below it, a thread costs more than the hash.
-const PARALLEL_HASH_BYTES: usize = 1 << 20;
-
 /// Writes `bytes` as the new file `pending` and returns their hash.
 fn write_and_hash(pending: &Path, bytes: &[u8]) -> io::Result<String> {
-    if bytes.len() < PARALLEL_HASH_BYTES {
+    if bytes.len() < crate::fsio::PARALLEL_HASH_BYTES {
         crate::fsio::write_new(pending, bytes)?;
         return Ok(bytes_hash(bytes));
     }
@@ -177,13 +172,18 @@ fn stream_and_hash(
         .create_new(true)
         .open(pending)?;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+    // The fsync below is this thread's; the writer starts each chunk's writeback as it goes.
+    let writeback = crate::fsio::Writeback::here();
     let (file, hash) = std::thread::scope(|s| {
         let writer = s.spawn(move || -> io::Result<(std::fs::File, String)> {
             let mut file = file;
             let mut hasher = Sha256::new();
+            let mut offset = 0;
             for (n, chunk) in rx.into_iter().enumerate() {
                 hasher.update(&chunk);
                 file.write_all(&chunk)?;
+                writeback.start(&file, offset, chunk.len() as u64);
+                offset += chunk.len() as u64;
                 if n == 0 {
                     crate::fsio::crash_point("stage-partial");
                 }

@@ -4,7 +4,7 @@
 //! reads it with size, same-file and text checks. Nothing here writes to the repository.
 
 use std::fs::{self, File};
-use std::io::{self, Read};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use super::{EvidenceError, MAX_FILE_BYTES};
@@ -159,8 +159,13 @@ fn relative_display(root: &Path, abs: &Path) -> String {
 }
 
 /// Opens and reads a resolved file, refusing oversized files and detecting a path that
-/// was swapped (for example for a symlink) between resolution and opening.
-pub(super) fn read_checked(root: &Path, abs: &Path, rel: &str) -> Result<Vec<u8>, EvidenceError> {
+/// was swapped (for example for a symlink) between resolution and opening; returns its
+/// bytes with their hash, taken in the same pass.
+pub(super) fn read_checked(
+    root: &Path,
+    abs: &Path,
+    rel: &str,
+) -> Result<(Vec<u8>, String), EvidenceError> {
     let mut file = match File::open(abs) {
         Ok(file) => file,
         Err(e) if is_absent(&e) => return Err(EvidenceError::MissingFile { path: rel.into() }),
@@ -185,13 +190,10 @@ pub(super) fn read_checked(root: &Path, abs: &Path, rel: &str) -> Result<Vec<u8>
         });
     }
     ensure_same_file(root, abs, rel, &meta)?;
-    // Sized from the metadata (at most the limit, checked above) and one byte more, so a
-    // file read whole takes one read into one allocation, not a doubling buffer's copies;
-    // the `take` still bounds a file that grew since.
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    file.by_ref()
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
+    // Sized from the metadata (at most the limit, checked above), so a file read whole
+    // takes one allocation, and hashed as it is read; reading one byte past the limit
+    // still bounds a file that grew since.
+    let (bytes, hash) = crate::fsio::read_hashed(&mut file, meta.len(), MAX_FILE_BYTES + 1)
         .map_err(EvidenceError::io("read", abs))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(EvidenceError::FileTooLarge {
@@ -200,7 +202,7 @@ pub(super) fn read_checked(root: &Path, abs: &Path, rel: &str) -> Result<Vec<u8>
             limit: MAX_FILE_BYTES,
         });
     }
-    Ok(bytes)
+    Ok((bytes, hash))
 }
 
 /// After opening: the path must still be canonical, inside the repository, and name the
@@ -309,7 +311,7 @@ mod tests {
         ));
         assert_eq!(
             read_checked(&root, &root.join("real.py"), "real.py").unwrap(),
-            b"x = 1\n"
+            (b"x = 1\n".to_vec(), crate::canon::bytes_hash(b"x = 1\n"))
         );
     }
 
@@ -361,8 +363,10 @@ mod tests {
         let abs = root.join("big.md");
         let file = File::create(&abs).unwrap();
         file.set_len(MAX_FILE_BYTES).unwrap();
-        let bytes = read_checked(&root, &abs, "big.md").expect("a file at the limit is read");
+        let (bytes, hash) =
+            read_checked(&root, &abs, "big.md").expect("a file at the limit is read");
         assert_eq!(bytes.len() as u64, MAX_FILE_BYTES);
+        assert_eq!(hash, crate::canon::bytes_hash(&bytes));
         drop(bytes);
         file.set_len(MAX_FILE_BYTES + 1).unwrap();
         assert!(matches!(

@@ -100,7 +100,7 @@ impl Source {
                 .map(|bytes| (bytes, None))
                 .map_err(|e| committed_error(e, rel)),
             Reader::Digested(manifest) => {
-                let bytes = read_checked(root, abs, rel)?;
+                let (bytes, hash) = read_checked(root, abs, rel)?;
                 let recorded =
                     manifest
                         .hash_of(rel)
@@ -110,14 +110,13 @@ impl Source {
                 let Some(recorded) = recorded else {
                     return Err(EvidenceError::NotAtOpen { path: rel.into() });
                 };
-                let hash = crate::canon::bytes_hash(&bytes);
                 if hash != recorded {
                     return Err(EvidenceError::ChangedSinceOpen { path: rel.into() });
                 }
                 Ok((bytes, Some(hash)))
             }
             #[cfg(test)]
-            Reader::Worktree => read_checked(root, abs, rel).map(|bytes| (bytes, None)),
+            Reader::Worktree => read_checked(root, abs, rel).map(|(bytes, _)| (bytes, None)),
         }
     }
 }
