@@ -393,21 +393,22 @@ pub fn acquire(
 
     let (bytes, file_hash) = source.read(&root, &abs, &rel)?;
     let text = check_text(bytes, &rel)?;
-    let lines = LineIndex::new(&text);
-    let (start, end) = match (req.start_line, req.end_line) {
-        (Some(start), Some(end)) => {
-            lines.check_range(&rel, start, end)?;
-            (start, end)
-        }
-        _ => (1, lines.count_u32()),
-    };
     // The whole file is the excerpt as read, not a copy of it (16 MiB files are citable),
-    // and its hash, when the read took one, is the excerpt's.
-    let part = lines.excerpt(start, end);
-    let (excerpt, known_hash) = if part.len() == text.len() {
-        (text, file_hash)
-    } else {
-        (part.to_string(), None)
+    // and its hash, when the read took one, is the excerpt's; only a range needs the
+    // lines indexed.
+    let (start, end, part) = match (req.start_line, req.end_line) {
+        (Some(start), Some(end)) => {
+            let lines = LineIndex::new(&text);
+            lines.check_range(&rel, start, end)?;
+            let part = lines.excerpt(start, end);
+            let part = (part.len() < text.len()).then(|| part.to_string());
+            (start, end, part)
+        }
+        _ => (1, text::line_count_u32(&text), None),
+    };
+    let (excerpt, known_hash) = match part {
+        Some(part) => (part, None),
+        None => (text, file_hash),
     };
 
     let kind = if scope_kind == EvidenceKind::Implementation && is_comment_only(&excerpt) {
@@ -559,14 +560,15 @@ pub fn reverify(
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return Err(changed(format!("{} (no longer UTF-8)", bytes_hash(&bytes))));
     };
-    let lines = LineIndex::new(text);
-    if start == 0 || start > end || end > lines.count_u32() {
-        return Err(changed(format!(
-            "absent (the file now has {} lines)",
-            lines.count()
-        )));
+    let count = text::line_count(text);
+    if start == 0 || start > end || end > text::line_count_u32(text) {
+        return Err(changed(format!("absent (the file now has {count} lines)")));
     }
-    let now = lines.excerpt(start, end);
+    let now = if start == 1 && end as usize == count {
+        text
+    } else {
+        LineIndex::new(text).excerpt(start, end)
+    };
     let actual = match file_hash {
         Some(hash) if now.len() == bytes.len() => hash,
         _ => bytes_hash(now.as_bytes()),

@@ -12,6 +12,18 @@ pub(super) struct LineIndex<'a> {
     starts: Vec<usize>,
 }
 
+/// The number of lines of `text` as [`LineIndex`] counts them, without indexing them:
+/// one vectorised count of its newlines (a whole-file excerpt needs only this).
+pub(super) fn line_count(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// [`line_count`], saturating (files are capped far below `u32::MAX` lines).
+pub(super) fn line_count_u32(text: &str) -> u32 {
+    u32::try_from(line_count(text)).unwrap_or(u32::MAX)
+}
+
 impl<'a> LineIndex<'a> {
     pub(super) fn new(text: &'a str) -> Self {
         let mut starts = Vec::new();
@@ -167,7 +179,7 @@ fn is_hash_code(after_hash: &str) -> bool {
 mod tests {
     use proptest::prelude::*;
 
-    use super::LineIndex;
+    use super::{LineIndex, line_count};
 
     proptest! {
         /// The index's lines are exactly `split_inclusive('\n')`'s: each ends after its
@@ -177,6 +189,7 @@ mod tests {
             let lines = LineIndex::new(&text);
             let pieces: Vec<&str> = text.split_inclusive('\n').collect();
             prop_assert_eq!(lines.count(), pieces.len());
+            prop_assert_eq!(line_count(&text), pieces.len());
             for (i, piece) in pieces.iter().enumerate() {
                 let n = u32::try_from(i + 1).unwrap();
                 prop_assert_eq!(lines.excerpt(n, n), *piece);
