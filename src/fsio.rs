@@ -241,7 +241,9 @@ pub const PARALLEL_HASH_BYTES: usize = 1 << 20;
 /// (as [`crate::canon::bytes_hash`] writes it) in one pass over them. `expected`, the size
 /// the file had when opened, sizes the buffer; from [`PARALLEL_HASH_BYTES`] on, a second
 /// thread hashes each piece read while this one reads the next. A reader shorter or longer
-/// than `expected` is read as it is: the caller compares the length with its limit.
+/// than `expected` is read as it is: the caller compares the length with its limit. The
+/// buffer is allocated up front, so the caller bounds `expected` (a file's size checked
+/// against its cap) or `limit`.
 ///
 /// # Errors
 ///
