@@ -561,10 +561,11 @@ pub fn reverify(
         return Err(changed(format!("{} (no longer UTF-8)", bytes_hash(&bytes))));
     };
     let count = text::line_count(text);
-    if start == 0 || start > end || end > text::line_count_u32(text) {
+    let end_at = end as usize;
+    if start == 0 || start > end || end_at > count {
         return Err(changed(format!("absent (the file now has {count} lines)")));
     }
-    let now = if start == 1 && end as usize == count {
+    let now = if start == 1 && end_at == count {
         text
     } else {
         LineIndex::new(text).excerpt(start, end)

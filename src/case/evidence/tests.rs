@@ -595,7 +595,12 @@ fn reverify_refuses_a_tampered_artifact() {
 fn reverify_refuses_a_range_no_file_has() {
     let dir = repo();
     let a = get(&dir, req("src/pay.rs", Some(3), Some(5))).unwrap();
-    for (start, end) in [(0, 2), (4, 3), (3, 99)] {
+    let lines = fs::read_to_string(dir.path().join("src/pay.rs"))
+        .unwrap()
+        .lines()
+        .count();
+    let past = u32::try_from(lines).unwrap() + 1;
+    for (start, end) in [(0, 2), (4, 3), (3, 99), (3, past)] {
         let mut forged = a.clone();
         forged.start_line = Some(start);
         forged.end_line = Some(end);
@@ -603,7 +608,8 @@ fn reverify_refuses_a_range_no_file_has() {
         forged.id = forged.expected_id().unwrap();
         let e = reverify(dir.path(), &Source::worktree(REV), &forged).unwrap_err();
         assert_eq!(e.kind(), "source_changed", "{start}-{end}: {e}");
-        assert!(e.to_string().contains("absent"), "{start}-{end}: {e}");
+        let absent = format!("absent (the file now has {lines} lines)");
+        assert!(e.to_string().contains(&absent), "{start}-{end}: {e}");
     }
 }
 
