@@ -106,7 +106,7 @@ pub fn sync_file(file: &File, path: &Path) -> io::Result<()> {
 }
 
 /// Early writeback for a file written in pieces, decided on the thread that will fsync
-/// it: when writes there are durable, [`Writeback::start`] sets each piece written going to
+/// it: when writes there are durable, [`Writeback::start`] after each piece sets it going to
 /// disk at once (Linux `sync_file_range`), so the fsync that ends the file waits for less.
 /// Only a hint: the fsync is still what makes the file durable, and nothing else changes.
 #[derive(Debug, Clone, Copy)]
@@ -122,23 +122,21 @@ impl Writeback {
         Writeback { durable: durable() }
     }
 
-    /// Starts writing `len` bytes of `file` from `offset` back to disk without waiting for
-    /// them; nothing when relaxed, or off Linux. A refusal is ignored: the fsync still
-    /// comes.
-    pub fn start(self, file: &File, offset: u64, len: u64) {
+    /// Starts writing back to disk what of `file` is dirty and not already on its way,
+    /// without waiting for it (`sync_file_range` over the whole file); nothing when relaxed,
+    /// or off Linux. A refusal is ignored: the fsync still comes.
+    pub fn start(self, file: &File) {
         #[cfg(target_os = "linux")]
-        if self.durable
-            && let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len))
-        {
+        if self.durable {
             use std::os::fd::AsRawFd;
             // SAFETY: a plain system call on a descriptor `file` keeps open for the call;
-            // it reads no memory of ours.
+            // it reads no memory of ours. Offset 0 and length 0 name the whole file.
             unsafe {
-                libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
+                libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
             }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = (self, file, offset, len);
+        let _ = (self, file);
     }
 }
 

@@ -33,6 +33,24 @@ struct Check;
 
 type Done = Result<(), NotFinite>;
 
+/// Serializer methods that accept a value of no parts (scalars, names, unit forms).
+macro_rules! accepts {
+    ($($method:ident($($arg:ty),*)),* $(,)?) => {$(
+        fn $method(self, $(_: $arg),*) -> Done {
+            Ok(())
+        }
+    )*};
+}
+
+/// Serializer methods that open a compound, walked by this same check.
+macro_rules! opens {
+    ($($method:ident($($arg:ty),*)),* $(,)?) => {$(
+        fn $method(self, $(_: $arg),*) -> Result<Check, NotFinite> {
+            Ok(self)
+        }
+    )*};
+}
+
 impl ser::Serializer for Check {
     type Ok = ();
     type Error = NotFinite;
@@ -44,13 +62,6 @@ impl ser::Serializer for Check {
     type SerializeStruct = Check;
     type SerializeStructVariant = Check;
 
-    fn serialize_f32(self, v: f32) -> Done {
-        if v.is_finite() {
-            Ok(())
-        } else {
-            Err(NotFinite)
-        }
-    }
     fn serialize_f64(self, v: f64) -> Done {
         if v.is_finite() {
             Ok(())
@@ -58,62 +69,31 @@ impl ser::Serializer for Check {
             Err(NotFinite)
         }
     }
-    fn serialize_bool(self, _: bool) -> Done {
-        Ok(())
+    fn serialize_f32(self, v: f32) -> Done {
+        self.serialize_f64(f64::from(v))
     }
-    fn serialize_i8(self, _: i8) -> Done {
-        Ok(())
-    }
-    fn serialize_i16(self, _: i16) -> Done {
-        Ok(())
-    }
-    fn serialize_i32(self, _: i32) -> Done {
-        Ok(())
-    }
-    fn serialize_i64(self, _: i64) -> Done {
-        Ok(())
-    }
-    fn serialize_i128(self, _: i128) -> Done {
-        Ok(())
-    }
-    fn serialize_u8(self, _: u8) -> Done {
-        Ok(())
-    }
-    fn serialize_u16(self, _: u16) -> Done {
-        Ok(())
-    }
-    fn serialize_u32(self, _: u32) -> Done {
-        Ok(())
-    }
-    fn serialize_u64(self, _: u64) -> Done {
-        Ok(())
-    }
-    fn serialize_u128(self, _: u128) -> Done {
-        Ok(())
-    }
-    fn serialize_char(self, _: char) -> Done {
-        Ok(())
-    }
-    fn serialize_str(self, _: &str) -> Done {
-        Ok(())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Done {
-        Ok(())
-    }
-    fn serialize_none(self) -> Done {
-        Ok(())
-    }
+    accepts!(
+        serialize_bool(bool),
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_i128(i128),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+        serialize_u128(u128),
+        serialize_char(char),
+        serialize_str(&str),
+        serialize_bytes(&[u8]),
+        serialize_none(),
+        serialize_unit(),
+        serialize_unit_struct(&'static str),
+        serialize_unit_variant(&'static str, u32, &'static str),
+    );
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Done {
         v.serialize(self)
-    }
-    fn serialize_unit(self) -> Done {
-        Ok(())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Done {
-        Ok(())
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, _: &'static str) -> Done {
-        Ok(())
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, v: &T) -> Done {
         v.serialize(self)
@@ -127,39 +107,15 @@ impl ser::Serializer for Check {
     ) -> Done {
         v.serialize(self)
     }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Check, NotFinite> {
-        Ok(self)
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Check, NotFinite> {
-        Ok(self)
-    }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Check, NotFinite> {
-        Ok(self)
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Check, NotFinite> {
-        Ok(self)
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Check, NotFinite> {
-        Ok(self)
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Check, NotFinite> {
-        Ok(self)
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Check, NotFinite> {
-        Ok(self)
-    }
+    opens!(
+        serialize_seq(Option<usize>),
+        serialize_tuple(usize),
+        serialize_tuple_struct(&'static str, usize),
+        serialize_tuple_variant(&'static str, u32, &'static str, usize),
+        serialize_map(Option<usize>),
+        serialize_struct(&'static str, usize),
+        serialize_struct_variant(&'static str, u32, &'static str, usize),
+    );
 }
 
 /// Every compound walks its parts with the same check.

@@ -178,12 +178,10 @@ fn stream_and_hash(
         let writer = s.spawn(move || -> io::Result<(std::fs::File, String)> {
             let mut file = file;
             let mut hasher = Sha256::new();
-            let mut offset = 0;
             for (n, chunk) in rx.into_iter().enumerate() {
                 hasher.update(&chunk);
                 file.write_all(&chunk)?;
-                writeback.start(&file, offset, chunk.len() as u64);
-                offset += chunk.len() as u64;
+                writeback.start(&file);
                 if n == 0 {
                     crate::fsio::crash_point("stage-partial");
                 }
