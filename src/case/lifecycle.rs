@@ -71,6 +71,9 @@ pub struct Transition {
 /// lifecycle.json as read once: the `sha256:` hash of its bytes and what they parse to.
 pub(super) type HashedRead = (String, Result<Lifecycle, super::error::CaseError>);
 
+/// Lifecycles parsed (and saved: [`Lifecycle::save`]), by the sha256 of their bytes.
+static PARSED: crate::memo::Memo<[u8; 32], Lifecycle> = crate::memo::Memo::new(256);
+
 /// The lifecycle document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -213,7 +216,6 @@ impl Lifecycle {
         digest: [u8; 32],
         path: &std::path::Path,
     ) -> Result<Lifecycle, super::error::CaseError> {
-        static PARSED: crate::memo::Memo<[u8; 32], Lifecycle> = crate::memo::Memo::new(256);
         PARSED.try_get_or(digest, || Lifecycle::parse_uncached(bytes, path))
     }
 
@@ -250,7 +252,24 @@ impl Lifecycle {
         let path = run_dir.join(super::layout::LIFECYCLE_JSON);
         let bytes = self.to_bytes(&path)?;
         super::commit::write(run_dir, super::layout::LIFECYCLE_JSON, &bytes)
-            .map_err(super::error::CaseError::io("write", path))
+            .map_err(super::error::CaseError::io("write", &path))?;
+        self.remember(&bytes, &path);
+        Ok(())
+    }
+
+    /// Remembers this lifecycle as the parse of `bytes`, its own serialisation written to
+    /// `path`: a rail's commit reads back the lifecycle its body staged, and the next rail's
+    /// integrity check the one the commit wrote, and inside one process neither parses
+    /// again what the engine has just written. Bytes edited since hash differently and are
+    /// parsed. A lifecycle reads back exactly as written (floats included:
+    /// `float_roundtrip`), which debug builds check at every save.
+    fn remember(&self, bytes: &[u8], path: &std::path::Path) {
+        debug_assert_eq!(
+            Lifecycle::parse_uncached(bytes, path).ok().as_ref(),
+            Some(self),
+            "a saved lifecycle reads back as itself"
+        );
+        PARSED.get_or(sha2::Sha256::digest(bytes).into(), || self.clone());
     }
 
     /// lifecycle.json's bytes: pretty JSON and a newline. `path` names the file in the
@@ -306,6 +325,33 @@ mod tests {
         for _ in 0..2 {
             assert!(Lifecycle::parse(&bad, path).is_err());
         }
+    }
+
+    /// A saved lifecycle is remembered as the parse of the bytes written, and only of
+    /// them: the file edited after the save (one byte, same length) reads as the edit, and
+    /// the saved bytes put back read as the saved lifecycle again.
+    #[test]
+    fn a_saved_lifecycle_is_remembered_only_for_the_bytes_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let lc = Lifecycle::new(RunId::generate(), &now(), "sha256:aaaa");
+        lc.save(dir.path()).unwrap();
+        let path = dir.path().join(super::super::layout::LIFECYCLE_JSON);
+        let read = || {
+            Lifecycle::read_hashed(dir.path())
+                .unwrap()
+                .unwrap()
+                .1
+                .unwrap()
+        };
+        assert_eq!(read(), lc);
+        let written = std::fs::read_to_string(&path).unwrap();
+        let field = "\"caseHash\": \"sha256:aaaa\"";
+        assert_eq!(written.matches(field).count(), 1, "{written}");
+        let edit = written.replace(field, "\"caseHash\": \"sha256:aaab\"");
+        std::fs::write(&path, edit).unwrap();
+        assert_eq!(read().case_hash, "sha256:aaab", "the edit is read");
+        std::fs::write(&path, &written).unwrap();
+        assert_eq!(read(), lc);
     }
 
     /// A lifecycle of another format, or of another version of this one, is refused as
