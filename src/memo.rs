@@ -64,6 +64,20 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
         Ok(v)
     }
 
+    /// Stores `value` as what the memo's function gives for `key`, for a caller that holds
+    /// it without calling the function (the parse of bytes it has just serialised); an
+    /// entry already stored is kept. Nothing is cloned or returned.
+    pub fn insert(&self, key: K, value: V) {
+        // A poisoned lock only loses the memo.
+        if let Ok(mut guard) = self.map.lock() {
+            let map = guard.get_or_insert_with(HashMap::new);
+            if map.len() >= self.cap && !map.contains_key(&key) {
+                map.clear();
+            }
+            map.entry(key).or_insert(value);
+        }
+    }
+
     fn lookup(&self, key: &K) -> Option<V> {
         let guard = self.map.lock().ok()?;
         guard.as_ref()?.get(key).cloned()
@@ -104,6 +118,22 @@ mod tests {
         assert_eq!(memo.get_or("a".into(), || f(2)), 1, "remembered");
         assert_eq!(memo.get_or("b".into(), || f(3)), 3, "another key");
         assert_eq!(calls.get(), 2);
+    }
+
+    /// An inserted value answers its key without the function running; a second insert
+    /// for the key keeps the first value, as a second computation would.
+    #[test]
+    fn an_inserted_value_answers_its_key_and_the_first_one_stays() {
+        let memo: Memo<u8, u8> = Memo::new(8);
+        memo.insert(1, 10);
+        memo.insert(1, 11);
+        assert_eq!(memo.get_or(1, || unreachable!()), 10);
+        assert_eq!(memo.get_or(2, || 20), 20, "another key is computed");
+        let full: Memo<u8, u8> = Memo::new(2);
+        for k in 0..5 {
+            full.insert(k, k);
+            assert_eq!(full.get_or(k, || unreachable!()), k, "past the bound too");
+        }
     }
 
     #[test]

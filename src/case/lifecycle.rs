@@ -269,7 +269,7 @@ impl Lifecycle {
             Some(self),
             "a saved lifecycle reads back as itself"
         );
-        PARSED.get_or(sha2::Sha256::digest(bytes).into(), || self.clone());
+        PARSED.insert(sha2::Sha256::digest(bytes).into(), self.clone());
     }
 
     /// lifecycle.json's bytes: pretty JSON and a newline. `path` names the file in the
