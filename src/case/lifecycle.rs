@@ -292,9 +292,7 @@ impl Lifecycle {
     /// A typed record, if present.
     #[must_use]
     pub fn record<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
-        self.records
-            .get(name)
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
+        self.records.get(name).and_then(|v| T::deserialize(v).ok())
     }
 }
 

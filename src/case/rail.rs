@@ -404,13 +404,11 @@ fn saved_outcome<T: serde::de::DeserializeOwned>(
     saved: &JournalEntry,
 ) -> Result<T, CaseError> {
     match (&saved.outcome, &saved.result, &saved.error) {
-        (Outcome::Ok, Some(result), _) => {
-            serde_json::from_value(result.clone()).map_err(|e| CaseError::Corrupt {
-                file: run_dir.join(JOURNAL),
-                field: "result".into(),
-                reason: e.to_string(),
-            })
-        }
+        (Outcome::Ok, Some(result), _) => T::deserialize(result).map_err(|e| CaseError::Corrupt {
+            file: run_dir.join(JOURNAL),
+            field: "result".into(),
+            reason: e.to_string(),
+        }),
         (_, _, Some(err)) => Err(CaseError::Replayed {
             kind: err.kind.clone(),
             message: err.message.clone(),
