@@ -45,6 +45,10 @@ fn signature_re() -> &'static LineRegex {
 /// boolean retryable) {`, `def __init__(self, code, retryable):`, `func New(code string,
 /// retryable bool)`), so that a positional call in the same excerpt can be read by name.
 pub(super) fn signature(line: &str, go: bool) -> Option<Vec<String>> {
+    // The expression needs a parenthesis; most lines have none.
+    if !line.contains('(') {
+        return None;
+    }
     let caps = signature_re().captures(line)?;
     let keyword = caps.name("kw").is_some();
     let name = caps.name("name")?;
@@ -114,6 +118,11 @@ fn call_re() -> &'static LineRegex {
 /// retryable=false)`.
 pub(super) fn named_calls(masked: &str, signatures: &[Vec<String>]) -> Vec<String> {
     let mut out = Vec::new();
+    // Only a call whose callee or an argument holds the mask is read; a line without it
+    // (most lines) has none.
+    if !masked.contains(MASK) {
+        return out;
+    }
     for caps in call_re().captures_iter(masked) {
         let open = caps.end();
         let mut depth = 1i32;

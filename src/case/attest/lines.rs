@@ -230,7 +230,7 @@ fn masked_lines<'t>(
         .map(|i| {
             let mut m = mask(source(i), spelling, aliases);
             if !prose[i] && !signatures.is_empty() {
-                for named in named_calls(&m.clone(), &signatures) {
+                for named in named_calls(&m, &signatures) {
                     m.push_str("  ⟦");
                     m.push_str(&named);
                     m.push('⟧');
