@@ -51,17 +51,7 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
         }
         let v = f()?;
         // A poisoned lock only loses the memo: the value is still returned.
-        if let Ok(mut guard) = self.map.lock() {
-            let map = guard.get_or_insert_with(HashMap::new);
-            if let Some(stored) = map.get(&key) {
-                return Ok(stored.clone());
-            }
-            if map.len() >= self.cap {
-                map.clear();
-            }
-            map.insert(key, v.clone());
-        }
-        Ok(v)
+        Ok(self.keep(key, v, V::clone).unwrap_or_else(|v| v))
     }
 
     /// Stores `value` as what the memo's function gives for `key`, for a caller that holds
@@ -69,13 +59,21 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
     /// entry already stored is kept. Nothing is cloned or returned.
     pub fn insert(&self, key: K, value: V) {
         // A poisoned lock only loses the memo.
-        if let Ok(mut guard) = self.map.lock() {
-            let map = guard.get_or_insert_with(HashMap::new);
-            if map.len() >= self.cap && !map.contains_key(&key) {
-                map.clear();
-            }
-            map.entry(key).or_insert(value);
+        let _ = self.keep(key, value, |_| ());
+    }
+
+    /// Stores `value` for `key` unless the key has an entry already (past the bound the
+    /// memo starts again empty), and hands `kept` the entry the memo keeps. `Err(value)`
+    /// when the lock is poisoned.
+    fn keep<R>(&self, key: K, value: V, kept: impl FnOnce(&V) -> R) -> Result<R, V> {
+        let Ok(mut guard) = self.map.lock() else {
+            return Err(value);
+        };
+        let map = guard.get_or_insert_with(HashMap::new);
+        if map.len() >= self.cap && !map.contains_key(&key) {
+            map.clear();
         }
+        Ok(kept(map.entry(key).or_insert(value)))
     }
 
     fn lookup(&self, key: &K) -> Option<V> {
