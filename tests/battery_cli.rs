@@ -455,3 +455,82 @@ fn a_run_without_controls_resumes_from_its_manifest_alone() {
         assert_eq!(after["trials"], before["trials"], "{investigator}");
     }
 }
+
+/// Every trial's record says where its wall time went: phases that add up to it, the
+/// agent's process inside the investigation for a process arm, none for an in-process one.
+#[test]
+fn a_trial_record_accounts_for_its_wall_time_by_phase() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    let out = battery(
+        tmp.path(),
+        &[
+            "--investigator",
+            "command",
+            "--backend",
+            "native",
+            "--allow-degraded-native",
+            "--limit",
+            "1",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--command",
+            "sh",
+            "-c",
+            "sleep 0.3",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = results(&out_dir);
+    assert_valid(&doc);
+    let trials = doc["trials"].as_array().unwrap();
+    assert!(trials.len() >= 2, "{trials:?}");
+    let mut process_arms = 0;
+    for t in trials {
+        let id = t["id"].as_str().unwrap();
+        let p = t["phases"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{id}: no phases"));
+        let us = |k: &str| p[k].as_u64().unwrap_or_else(|| panic!("{id}: no {k}"));
+        let sum: u64 = [
+            "prepareUs",
+            "openUs",
+            "investigateUs",
+            "endUs",
+            "scanUs",
+            "scoreUs",
+            "keepUs",
+        ]
+        .iter()
+        .map(|k| us(k))
+        .sum();
+        // wallMs is the whole in milliseconds, truncated; the phases leave out only the
+        // clock reads between them.
+        let wall_us = t["wallMs"].as_u64().unwrap() * 1000;
+        assert!(
+            sum + 1000 >= wall_us && sum < wall_us + 1000,
+            "{id}: phases sum to {sum} µs, wall {wall_us} µs: {p:?}"
+        );
+        let arm = t["arm"].as_str().unwrap();
+        if ["command", "cheater-reach", "cheater-handed"].contains(&arm) {
+            process_arms += 1;
+            let agent = us("agentProcessUs");
+            let least = if arm == "command" { 300_000 } else { 1 };
+            assert!(
+                agent >= least && agent <= us("investigateUs"),
+                "{id}: the agent's process {agent} µs, the investigation {} µs",
+                us("investigateUs")
+            );
+        } else {
+            assert!(
+                !p.contains_key("agentProcessUs"),
+                "{id}: an in-process arm with an agent process: {p:?}"
+            );
+        }
+    }
+    assert_eq!(process_arms, 3, "{trials:?}");
+}

@@ -154,12 +154,14 @@ fn merged_manifest(docs: &[(PathBuf, ResultsDoc)]) -> Manifest {
     manifest
 }
 
-/// The same trial in two places: equal in everything but timing and where its run lives.
+/// The same trial in two places: equal in everything but timing (its wall time and phases)
+/// and where its run lives.
 #[must_use]
 pub fn same_outcome(a: &TrialRecord, b: &TrialRecord) -> bool {
     let strip = |t: &TrialRecord| {
         let mut t = t.clone();
         t.wall_ms = 0;
+        t.phases = None;
         t.run = None;
         t
     };

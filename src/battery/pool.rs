@@ -379,6 +379,7 @@ fn infra_record(
         cost_usd: 0.0,
         turns: 0,
         wall_ms: 0,
+        phases: None,
         start_digest: scenario.template.digest.clone(),
         run: None,
     }

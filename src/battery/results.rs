@@ -16,7 +16,7 @@ use super::arm::Arm;
 use super::summary::{ClassSummary, Controls};
 // Both the summaries and results.json are made of trial records, so the record lives
 // below both; its path here stays as it was.
-pub use super::trial_record::{Infra, TrialRecord};
+pub use super::trial_record::{Infra, Phases, TrialRecord};
 use crate::limits::Limit;
 
 pub const RESULTS_FORMAT: &str = "anvil-battery-results";

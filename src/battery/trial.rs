@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use super::arm::Arm;
 use super::contamination;
-use super::results::{FORMAT_VERSION, RUNS_DIR, TRIAL_FORMAT, TrialRecord, trial_file_name};
+use super::results::{
+    FORMAT_VERSION, Phases, RUNS_DIR, TRIAL_FORMAT, TrialRecord, trial_file_name,
+};
 use super::score;
 use super::vault::{Closed, Vault};
 use super::workspace::{Template, TrialDir, move_tree};
@@ -176,6 +178,20 @@ struct Investigation {
     cost_usd: f64,
     turns: u32,
     reason: Option<String>,
+    /// A process agent's process, spawn to exit.
+    process_ms: Option<u64>,
+}
+
+/// A stopwatch read at the end of each phase: the time since the previous read.
+struct Lap(Instant);
+
+impl Lap {
+    fn next(&mut self) -> u64 {
+        let now = Instant::now();
+        let us = u64::try_from(now.duration_since(self.0).as_micros()).unwrap_or(u64::MAX);
+        self.0 = now;
+        us
+    }
 }
 
 fn infra(what: &str, e: impl std::fmt::Display) -> TrialError {
@@ -198,12 +214,18 @@ pub fn run(
     ctx: &TrialContext,
 ) -> Result<TrialRecord, TrialError> {
     let started = Instant::now();
+    let mut lap = Lap(started);
     let id = super::results::trial_id(&scenario.id, arm, repeat);
     let world = TrialDir::create(ctx.work_root, &scenario.template)
         .map_err(|e| infra("preparing the trial's repository", e))?;
+    let prepare_us = lap.next();
     // The trial's case is disposable: relaxed durability on this thread (its record is
     // written durably by the runner once the trial ends).
-    let result = crate::fsio::relaxed(|| run_in(scenario, arm, repeat, &id, &world, ctx, started));
+    let result = crate::fsio::relaxed(|| {
+        run_in(
+            scenario, arm, repeat, &id, &world, ctx, started, prepare_us, lap,
+        )
+    });
     world.remove();
     result
 }
@@ -217,11 +239,15 @@ fn run_in(
     world: &TrialDir,
     ctx: &TrialContext,
     started: Instant,
+    prepare_us: u64,
+    mut lap: Lap,
 ) -> Result<TrialRecord, TrialError> {
     let run = open_case(scenario, arm, world)?;
     let current = run.doc().target.current.clone();
+    let open_us = lap.next();
 
     let investigation = investigate(scenario, arm, &run, ctx)?;
+    let investigate_us = lap.next();
 
     // The agent is done. Whatever it left unfinished, the harness ends honestly: an
     // unfinalized case is finalized `insufficient_evidence` by the harness and scored as
@@ -232,6 +258,7 @@ fn run_in(
         finalize_for_the_agent(&run, &mut reason);
     }
     let tier = close_for_the_tier(&run, world.dir.join("scratch-air.json"), &mut reason);
+    let end_us = lap.next();
     let result: Option<ResultDoc> =
         crate::case::store::read_doc(run.dir(), crate::case::store::RESULT_JSON)
             .ok()
@@ -244,6 +271,7 @@ fn run_in(
     );
     let reached_labels = matches!(arm, Arm::CheaterReach)
         .then(|| cheater_reached(&run.dir().join(crate::case::run::WORKSPACE_DIR)));
+    let scan_us = lap.next();
 
     // Only now the label (R-BAT-2).
     let proof = Closed::check(&run).map_err(|e| infra("ending the case", e))?;
@@ -253,9 +281,20 @@ fn run_in(
         .map_err(|e| TrialError::Fatal(e.to_string()))?;
     let scored_result = result.as_ref().filter(|_| finalized_by_agent);
     let s = score::score(scored_result, tier.as_deref(), &current, &label);
+    let score_us = lap.next();
 
     // Keep the case run under runs/.
     let stem = keep_run(ctx.out_dir, id, run)?;
+    let phases = Phases {
+        prepare_us,
+        open_us,
+        investigate_us,
+        agent_process_us: investigation.process_ms.map(|ms| ms.saturating_mul(1000)),
+        end_us,
+        scan_us,
+        score_us,
+        keep_us: lap.next(),
+    };
 
     let mut contamination = found.canaries;
     contamination.extend(
@@ -301,6 +340,7 @@ fn run_in(
         cost_usd: investigation.cost_usd,
         turns: investigation.turns,
         wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        phases: Some(phases),
         start_digest: world.start_digest.clone(),
         run: Some(format!("{RUNS_DIR}/{stem}")),
     })
@@ -569,6 +609,7 @@ fn process(
         },
         turns: u.num_turns.unwrap_or(0) as u32,
         reason: report.failure.clone(),
+        process_ms: report.process_ms,
     };
     if report.violation.is_some() {
         // The agent changed the repository: an answer (scored, and the run says why), not

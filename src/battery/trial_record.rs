@@ -21,6 +21,31 @@ pub struct Infra {
     pub attempts: u32,
 }
 
+/// A trial's wall time by phase, in microseconds, in the order the trial runs them. Their
+/// sum is the trial's wall time less the clock reads between them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Phases {
+    /// Copying the scenario's repository into the trial's own directory.
+    pub prepare_us: u64,
+    /// Opening the case on the copy.
+    pub open_us: u64,
+    /// The arm's investigation, its driver's work included.
+    pub investigate_us: u64,
+    /// Of `investigate_us`, the agent's process from spawn to exit, its sandbox's start
+    /// included (process arms only, from the execution record, to the millisecond).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_process_us: Option<u64>,
+    /// Finalizing what the agent left unfinalized, and closing the case for its tier.
+    pub end_us: u64,
+    /// The contamination scan of the run and the repository copy.
+    pub scan_us: u64,
+    /// Checking the case closed, reading its label and scoring it.
+    pub score_us: u64,
+    /// Moving the case run under the results' `runs/`.
+    pub keep_us: u64,
+}
+
 /// One trial: one scenario, one arm, one repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -74,6 +99,10 @@ pub struct TrialRecord {
     pub cost_usd: f64,
     pub turns: u32,
     pub wall_ms: u64,
+    /// Where `wall_ms` went, phase by phase (absent in records written before it was kept,
+    /// and for a trial that never ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Phases>,
     /// Digest of the repository copy as the trial started (the same for every arm of a
     /// scenario, R-BAT-6).
     pub start_digest: String,

@@ -274,6 +274,7 @@ mod tests {
             state: State::Open,
             status: None,
             usage: Default::default(),
+            process_ms: None,
             attestation: None,
             violation: None,
         };

@@ -63,6 +63,10 @@ pub struct InvestigateReport {
     pub state: State,
     pub status: Option<Value>,
     pub usage: Usage,
+    /// The agent's process from spawn to exit, its sandbox's start included (`None` for an
+    /// in-process driver: no process ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_ms: Option<u64>,
     /// `None` for an in-process (scripted) driver: no process ran, nothing was contained.
     pub attestation: Option<Attestation>,
     pub violation: Option<ContainmentViolation>,
@@ -302,6 +306,7 @@ pub fn investigate(
         state: lc.state,
         status: result.and_then(|r| r.get("status").cloned()),
         usage,
+        process_ms: Some(contained.record.duration_ms),
         attestation: Some(contained.attestation),
         violation: contained.violation,
     })

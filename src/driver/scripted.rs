@@ -281,6 +281,7 @@ where
             state: lc.state,
             status,
             usage: super::usage::Usage::default(),
+            process_ms: None,
             attestation: None,
             violation: None,
         })

@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use super::model;
 use crate::battery::corpus::{EvidenceRegion, Expect, ValueRule};
-use crate::battery::results::{RUNS_DIR, TrialRecord};
+use crate::battery::results::{Phases, RUNS_DIR, TrialRecord};
+use crate::battery::stats;
 use crate::case::claim::RawClaim;
 use crate::case::evidence::{EvidenceArtifact, Verification};
 use crate::case::finalize::ResultDoc;
@@ -520,7 +521,7 @@ fn facts(t: &TrialRecord) -> Vec<Pair> {
         key: k.into(),
         value: v,
     };
-    vec![
+    let mut facts = vec![
         pair("status correct", yes(t.status_correct)),
         pair("values correct", yes(t.values_correct)),
         pair("grounded", yes(t.grounded)),
@@ -539,8 +540,32 @@ fn facts(t: &TrialRecord) -> Vec<Pair> {
         pair("cost", model::usd(t.cost_usd)),
         pair("turns", t.turns.to_string()),
         pair("wall", format!("{} ms", t.wall_ms)),
-        pair("attempts", t.attempts.to_string()),
-    ]
+    ];
+    // Records written before phases were kept have none: no row rather than a blank one.
+    if let Some(p) = &t.phases {
+        facts.push(pair("wall by phase", by_phase(p)));
+    }
+    facts.push(pair("attempts", t.attempts.to_string()));
+    facts
+}
+
+/// `p` in milliseconds, phase by phase in the order the trial ran them.
+fn by_phase(p: &Phases) -> String {
+    let ms = |us: u64| format!("{:.1}", stats::from_u64(us) / 1000.0);
+    let agent = p
+        .agent_process_us
+        .map(|us| format!(" (agent process {})", ms(us)))
+        .unwrap_or_default();
+    format!(
+        "prepare {} · open {} · investigate {}{agent} · end {} · scan {} · score {} · keep {} ms",
+        ms(p.prepare_us),
+        ms(p.open_us),
+        ms(p.investigate_us),
+        ms(p.end_us),
+        ms(p.scan_us),
+        ms(p.score_us),
+        ms(p.keep_us),
+    )
 }
 
 /// The drill-down of `t`, reading its kept run under `results_dir` when there is one.
@@ -589,5 +614,52 @@ pub fn build(t: &TrialRecord, results_dir: &Path) -> Drill {
             .as_ref()
             .map(|i| format!("{} (after {} attempts)", i.error, i.attempts)),
         run,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(phases: Option<Value>) -> TrialRecord {
+        let mut v = serde_json::json!({
+            "format": "anvil-battery-trial", "formatVersion": 1, "id": "a/b::command#0",
+            "scenario": "a/b", "class": "a", "skill": "annotate-unit", "arm": "command",
+            "repeat": 0, "status": null, "expectedStatus": null, "tier": null, "patch": null,
+            "reason": null, "statusCorrect": false, "valuesCorrect": false, "correct": false,
+            "grounded": false, "evidenceRecall": null, "claims": 0, "unsupportedClaims": 0,
+            "harmful": false, "harmfulAtAuto": false, "contaminated": false,
+            "contamination": [], "reachedLabels": null, "infra": null, "attempts": 1,
+            "tokensIn": 0, "tokensOut": 0, "costUsd": 0.0, "turns": 0, "wallMs": 2252,
+            "startDigest": "sha256:0", "run": null
+        });
+        if let Some(p) = phases {
+            v["phases"] = p;
+        }
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_trial_shows_its_wall_time_by_phase_when_its_record_has_them() {
+        let t = record(Some(serde_json::json!({
+            "prepareUs": 3032, "openUs": 3092, "investigateUs": 2_240_100,
+            "agentProcessUs": 2_230_000, "endUs": 4048, "scanUs": 945, "scoreUs": 131,
+            "keepUs": 62
+        })));
+        let row = facts(&t)
+            .into_iter()
+            .find(|p| p.key == "wall by phase")
+            .expect("no phase row");
+        assert_eq!(
+            row.value,
+            "prepare 3.0 · open 3.1 · investigate 2240.1 (agent process 2230.0) · end 4.0 · \
+             scan 0.9 · score 0.1 · keep 0.1 ms"
+        );
+        assert!(
+            facts(&record(None))
+                .iter()
+                .all(|p| p.key != "wall by phase"),
+            "a record without phases shows a phase row"
+        );
     }
 }
