@@ -6,6 +6,10 @@
 //! (untracked files included, the content of every listed path hashed, so further edits to an
 //! already dirty file still show); any other directory is walked and every file hashed.
 //! Reading never writes: git runs with optional locks off, so the index is not refreshed.
+//! It answers from the repository alone: no system or global configuration, no `GIT_*`
+//! variable of the engine's environment, no excludes file beyond the repository's ignore
+//! files, no fsmonitor program, no untracked cache. Files the repository's own ignore files
+//! name are not listed (their changes go unseen, as `git status` leaves them out).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -190,12 +194,25 @@ fn diff_keys<V: PartialEq>(a: &BTreeMap<String, V>, b: &BTreeMap<String, V>) -> 
     out
 }
 
+/// `git args` on `repo`, read-only (optional locks off) and isolated: its stdout when it
+/// succeeds.
 fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    let out = Command::new("git")
+    let mut command = Command::new("git");
+    // No `GIT_*` variable of the engine's environment redirects or configures it
+    // (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_CONFIG_PARAMETERS`, …).
+    for (name, _) in std::env::vars_os() {
+        if name.as_encoded_bytes().starts_with(b"GIT_") {
+            command.env_remove(name);
+        }
+    }
+    let out = command
         .arg("-C")
         .arg(repo)
         .arg("--no-optional-locks")
+        .args(SNAPSHOT_CONFIG.iter().flat_map(|c| ["-c", c]))
         .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CEILING_DIRECTORIES", "")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .stdin(Stdio::null())
@@ -204,6 +221,17 @@ fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
         .ok()?;
     out.status.success().then_some(out.stdout)
 }
+
+/// What a snapshot's `git` is told whatever the repository's or the user's configuration
+/// says: no excludes file beyond the repository's own ignore files (a user's global
+/// `core.excludesFile`, or the default `~/.config/git/ignore`, would hide the files it
+/// names from the snapshot), no fsmonitor (a program run by `git status`), and no untracked
+/// cache (an index extension that, stale or written by someone else, hides new files).
+const SNAPSHOT_CONFIG: &[&str] = &[
+    "core.excludesFile=/dev/null",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+];
 
 /// `root` opened as a git repository when it is the top level of a git work tree (a
 /// directory nested in another repository is treated as a plain tree, as
@@ -431,6 +459,36 @@ mod tests {
         let hook =
             |r: &Path| std::fs::write(r.join(".git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
         assert_eq!(changes(root, &[], hook), [".git/config"]);
+    }
+
+    /// A snapshot answers from the repository alone: an excludes file named in its
+    /// configuration hides nothing, and its fsmonitor program is never run.
+    #[test]
+    fn a_snapshot_neither_honours_an_excludes_file_nor_runs_an_fsmonitor() {
+        let repo = git_repo();
+        let root = &std::fs::canonicalize(repo.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let excludes = outside.path().join("ignore");
+        std::fs::write(&excludes, "*.swp\n").unwrap();
+        let marker = outside.path().join("fsmonitor-ran");
+        run_git(
+            root,
+            &["config", "core.excludesFile", excludes.to_str().unwrap()],
+        );
+        run_git(
+            root,
+            &[
+                "config",
+                "core.fsmonitor",
+                &format!("touch {}; echo", marker.display()),
+            ],
+        );
+        let swp = |r: &Path| std::fs::write(r.join("notes.swp"), "x").unwrap();
+        assert_eq!(changes(root, &[], swp), ["notes.swp"]);
+        assert!(
+            !marker.exists(),
+            "a snapshot ran the repository's fsmonitor"
+        );
     }
 
     /// A run directory inside the repository is left out; a repository that stops being a
