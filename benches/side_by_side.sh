@@ -173,11 +173,14 @@ ROWS+=("| default battery (45 scenarios, 4 arms + oracle) | $(printf '%s\n' "${o
 TURNS=${TURNS:-11}
 AGENT=(sh -c "for i in \$(seq $TURNS); do sleep 0.2; done")
 lat() { TMPDIR=$BENCH_DIR "$BIN" battery --investigator command --no-controls --limit 16 --jobs "$1" --out "$2" --command "${AGENT[@]}" 2>>"$WORK/lat.err"; }
+# The agent alone runs five times just before the --jobs 1 battery and five times just
+# after it, so that a host whose speed drifts during the battery moves both sides alike.
+alone=()
+for i in 1 2 3 4 5; do alone+=("$(time_ms "${AGENT[@]}")"); done
 j1=$(time_ms lat 1 "$WORK/lat-1")
 if [ -d "$WORK/lat-1/trials" ]; then
-  j8=$(time_ms lat 8 "$WORK/lat-8")
-  alone=()
   for i in 1 2 3 4 5; do alone+=("$(time_ms "${AGENT[@]}")"); done
+  j8=$(time_ms lat 8 "$WORK/lat-8")
   agent=$(printf '%s\n' "${alone[@]}" | median)
   over=$(python3 - "$WORK/lat-1/trials" "$agent" <<'PY'
 import json, os, statistics, sys
