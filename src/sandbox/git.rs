@@ -8,8 +8,11 @@
 //! Reading never writes: git runs with optional locks off, so the index is not refreshed.
 //! It answers from the repository alone: no system or global configuration, no `GIT_*`
 //! variable of the engine's environment, no excludes file beyond the repository's ignore
-//! files, no fsmonitor program, no untracked cache. Files the repository's own ignore files
-//! name are not listed (their changes go unseen, as `git status` leaves them out).
+//! files, no fsmonitor program, no untracked cache. An index entry marked assume-unchanged
+//! or skip-worktree, which `git status` never compares with the work tree, is recorded with
+//! its path's content. A FIFO, socket or device is recorded by its kind and never read.
+//! Files the repository's own ignore files name are not listed (their changes go unseen, as
+//! `git status` leaves them out).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -18,7 +21,7 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use crate::canon::{bytes_hash, canonical_hash};
+use crate::canon::canonical_hash;
 
 /// The recorded state of a repository.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,6 +38,11 @@ pub enum RepoSnapshot {
         refs: BTreeMap<String, String>,
         /// sha256 over `.git/config`, `.git/hooks/` and `.git/info/`.
         metadata_hash: String,
+        /// The index entries `git status` does not compare with the work tree (marked
+        /// assume-unchanged or skip-worktree), each with what its path holds; `.git/index`
+        /// alone when the index cannot be read.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        unwatched: BTreeMap<String, String>,
     },
     /// Any other directory: every file's content hash.
     #[serde(rename_all = "camelCase")]
@@ -137,12 +145,14 @@ impl RepoSnapshot {
                     status: s0,
                     refs: r0,
                     metadata_hash: m0,
+                    unwatched: u0,
                 },
                 RepoSnapshot::Git {
                     head: h1,
                     status: s1,
                     refs: r1,
                     metadata_hash: m1,
+                    unwatched: u1,
                 },
             ) => {
                 let mut changed = Vec::new();
@@ -159,6 +169,10 @@ impl RepoSnapshot {
                 if m0 != m1 {
                     changed.push(".git/config".to_string());
                 }
+                // A path that gained or lost a mark leaves one list and joins the other.
+                changed.extend(diff_keys(u0, u1));
+                changed.sort();
+                changed.dedup();
                 changed
             }
             (RepoSnapshot::Tree { hashes: a, .. }, RepoSnapshot::Tree { hashes: b, .. }) => {
@@ -316,7 +330,52 @@ fn git_snapshot(
         status,
         refs,
         metadata_hash: canonical_hash(&metadata),
+        unwatched: unwatched(repo, root, skip),
     })
+}
+
+/// Every index entry marked assume-unchanged or skip-worktree (set by hand, or a sparse
+/// checkout's), with what its path holds: `git status` never looks at such a path in the
+/// work tree, so an edit behind the mark would otherwise go unseen. A path that is not a
+/// plain relative one is recorded as `invalid-path` and not looked at; an index that exists
+/// but cannot be read is one entry, `.git/index`.
+fn unwatched(
+    repo: &gix::Repository,
+    root: &Path,
+    skip: &dyn Fn(&str) -> bool,
+) -> BTreeMap<String, String> {
+    use gix::bstr::ByteSlice as _;
+    use gix::index::entry::Flags;
+    let mut out = BTreeMap::new();
+    if std::fs::symlink_metadata(repo.index_path()).is_err() {
+        return out;
+    }
+    let Ok(index) = repo.open_index() else {
+        out.insert(".git/index".to_string(), "unreadable".to_string());
+        return out;
+    };
+    for entry in index.entries() {
+        if !entry
+            .flags
+            .intersects(Flags::ASSUME_VALID | Flags::SKIP_WORKTREE)
+        {
+            continue;
+        }
+        let path = entry.path(&index).to_str_lossy().into_owned();
+        if skip(&path) {
+            continue;
+        }
+        let plain = Path::new(&path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        let content = if plain && !path.is_empty() {
+            content_of(&root.join(&path))
+        } else {
+            "invalid-path".to_string()
+        };
+        out.insert(path, content);
+    }
+    out
 }
 
 fn tree_snapshot(root: &Path, skip: &dyn Fn(&str) -> bool) -> io::Result<RepoSnapshot> {
@@ -329,20 +388,65 @@ fn tree_snapshot(root: &Path, skip: &dyn Fn(&str) -> bool) -> io::Result<RepoSna
     })
 }
 
-/// What a path holds, as one comparable string.
+/// What a path holds, as one comparable string: the hash of a regular file's content
+/// (streamed, so a file of any size is read in bounded memory), `link:<target>` for a
+/// symlink (never followed), `dir`, `special:<kind>` for a FIFO, a socket or a device
+/// (never read: reading a FIFO waits for a writer that may never come), `deleted`, or
+/// `unreadable:<why>`.
 fn content_of(path: &Path) -> String {
-    match std::fs::symlink_metadata(path) {
-        Err(_) => "deleted".into(),
-        Ok(meta) if meta.file_type().is_symlink() => match std::fs::read_link(path) {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return "deleted".into();
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        match std::fs::read_link(path) {
             Ok(target) => format!("link:{}", target.display()),
             Err(e) => format!("unreadable:{}", e.kind()),
-        },
-        Ok(meta) if meta.is_dir() => "dir".into(),
-        Ok(_) => match std::fs::read(path) {
-            Ok(bytes) => bytes_hash(&bytes),
-            Err(e) => format!("unreadable:{}", e.kind()),
-        },
+        }
+    } else if kind.is_dir() {
+        "dir".into()
+    } else if kind.is_file() {
+        hash_regular(path).unwrap_or_else(|e| format!("unreadable:{}", e.kind()))
+    } else if kind.is_fifo() {
+        "special:fifo".into()
+    } else if kind.is_socket() {
+        "special:socket".into()
+    } else if kind.is_char_device() {
+        "special:char-device".into()
+    } else {
+        "special:block-device".into()
     }
+}
+
+/// The hash of the regular file at `path`, as [`crate::canon::bytes_hash`] writes it, streamed. Opened
+/// without following a symlink and without blocking, and refused unless the opened file is
+/// regular: a path swapped for a FIFO after it was looked at is not waited on.
+fn hash_regular(path: &Path) -> io::Result<String> {
+    use sha2::Digest as _;
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(crate::canon::streamed_hash(hasher))
 }
 
 /// Records every entry under `dir` (relative to `base`) without following symlinks.
@@ -377,6 +481,7 @@ fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::canon::bytes_hash;
 
     fn run_git(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")
@@ -489,6 +594,55 @@ mod tests {
             !marker.exists(),
             "a snapshot ran the repository's fsmonitor"
         );
+    }
+
+    /// A FIFO, in a plain tree or in place of a tracked file, is named as a change and never
+    /// read (a read would wait for a writer forever); a regular file's hash is its bytes'.
+    #[test]
+    fn a_fifo_is_a_change_and_is_never_read() {
+        let fifo = |path: &Path| {
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path and a mode; mkfifo touches nothing else.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+        };
+        let repo = git_repo();
+        let root = &std::fs::canonicalize(repo.path()).unwrap();
+        let replaced = |r: &Path| {
+            std::fs::remove_file(r.join("a.txt")).unwrap();
+            fifo(&r.join("a.txt"));
+        };
+        assert_eq!(changes(root, &[], replaced), ["a.txt"]);
+        assert_eq!(content_of(&root.join("a.txt")), "special:fifo");
+        let tmp = tempfile::tempdir().unwrap();
+        let plain = &std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::write(plain.join("f"), "bytes").unwrap();
+        assert_eq!(content_of(&plain.join("f")), bytes_hash(b"bytes"));
+        let added = |r: &Path| fifo(&r.join("pipe"));
+        assert_eq!(changes(plain, &[], added), ["pipe"]);
+    }
+
+    /// An edit behind an assume-unchanged or skip-worktree mark, which `git status` never
+    /// looks at, is named; so are setting and clearing the mark, and an index that cannot be
+    /// read.
+    #[test]
+    fn an_edit_behind_an_index_mark_is_named() {
+        let repo = git_repo();
+        let root = &std::fs::canonicalize(repo.path()).unwrap();
+        let mark = |r: &Path| {
+            run_git(r, &["update-index", "--skip-worktree", "a.txt"]);
+            run_git(r, &["update-index", "--assume-unchanged", "b.txt"]);
+        };
+        assert_eq!(changes(root, &[], mark), ["a.txt", "b.txt"]);
+        let edit = |r: &Path| {
+            std::fs::write(r.join("a.txt"), "behind the mark\n").unwrap();
+            std::fs::write(r.join("b.txt"), "behind the mark\n").unwrap();
+        };
+        assert_eq!(changes(root, &[], edit), ["a.txt", "b.txt"]);
+        let unmark = |r: &Path| run_git(r, &["update-index", "--no-skip-worktree", "a.txt"]);
+        assert_eq!(changes(root, &[], unmark), ["a.txt"]);
+        // git itself refuses it, so the work tree is walked as a plain one instead: `.git`.
+        let garbage = |r: &Path| std::fs::write(r.join(".git/index"), "not an index").unwrap();
+        assert_eq!(changes(root, &[], garbage), [".git"]);
     }
 
     /// A run directory inside the repository is left out; a repository that stops being a
