@@ -186,14 +186,14 @@ pub fn append_line(path: &Path, line: &str) -> io::Result<()> {
     sync_file(&file, path)
 }
 
-/// Reads a regular file, refusing a symlink (never followed), a FIFO, a device or a
-/// directory, and anything longer than `cap` bytes.
+/// Opens a regular file for reading, refusing a symlink (never followed), a FIFO, a device
+/// or a directory. The open neither follows nor blocks, and the kind is checked on the
+/// opened file, so a path swapped for a FIFO after it was looked at is not waited on.
 ///
 /// # Errors
 ///
-/// A symlink, a FIFO, a device or a directory at `path`, a file over `cap` bytes, or any
-/// I/O error reading it.
-pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+/// A symlink, a FIFO, a device or a directory at `path`, or any I/O error opening it.
+pub fn open_regular(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = OpenOptions::new()
         .read(true)
@@ -213,6 +213,18 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
             "is not a regular file",
         ));
     }
+    Ok((file, meta))
+}
+
+/// Reads a regular file, refusing a symlink (never followed), a FIFO, a device or a
+/// directory, and anything longer than `cap` bytes.
+///
+/// # Errors
+///
+/// A symlink, a FIFO, a device or a directory at `path`, a file over `cap` bytes, or any
+/// I/O error reading it.
+pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    let (file, meta) = open_regular(path)?;
     if meta.len() > cap {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -228,6 +240,29 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
         ));
     }
     Ok(out)
+}
+
+/// The hash of the regular file at `path` (as [`crate::canon::bytes_hash`] writes it),
+/// streamed, so a file of any size is hashed in bounded memory; opened as
+/// [`open_regular`] opens it.
+///
+/// # Errors
+///
+/// Those of [`open_regular`], or an I/O error reading the file.
+pub fn hash_regular(path: &Path) -> io::Result<String> {
+    use sha2::Digest as _;
+    let (mut file, _) = open_regular(path)?;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(crate::canon::streamed_hash(hasher))
 }
 
 /// From this size on, bytes are hashed on a second thread while they are read or written
@@ -363,6 +398,35 @@ pub fn crash_point(name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file's streamed hash is its bytes' (across read sizes); a symlink, a FIFO and a
+    /// directory are refused at once (a FIFO is not waited on).
+    #[test]
+    fn a_regular_file_hashes_as_its_bytes_and_nothing_else_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let file = dir.path().join("f");
+        std::fs::write(&file, &bytes).unwrap();
+        assert_eq!(
+            hash_regular(&file).unwrap(),
+            crate::canon::bytes_hash(&bytes)
+        );
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path and a mode; mkfifo touches nothing else.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for refused in [&link, &fifo, &dir.path().to_path_buf()] {
+            let e = hash_regular(refused).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                io::ErrorKind::InvalidInput,
+                "{}",
+                refused.display()
+            );
+        }
+    }
 
     /// A reader that hands out `bytes` in reads of at most `step` bytes, is interrupted
     /// once before each, and fails instead of reading past `fail_at` when it is set.

@@ -407,7 +407,7 @@ fn content_of(path: &Path) -> String {
     } else if kind.is_dir() {
         "dir".into()
     } else if kind.is_file() {
-        hash_regular(path).unwrap_or_else(|e| format!("unreadable:{}", e.kind()))
+        crate::fsio::hash_regular(path).unwrap_or_else(|e| format!("unreadable:{}", e.kind()))
     } else if kind.is_fifo() {
         "special:fifo".into()
     } else if kind.is_socket() {
@@ -417,36 +417,6 @@ fn content_of(path: &Path) -> String {
     } else {
         "special:block-device".into()
     }
-}
-
-/// The hash of the regular file at `path`, as [`crate::canon::bytes_hash`] writes it, streamed. Opened
-/// without following a symlink and without blocking, and refused unless the opened file is
-/// regular: a path swapped for a FIFO after it was looked at is not waited on.
-fn hash_regular(path: &Path) -> io::Result<String> {
-    use sha2::Digest as _;
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let mut hasher = sha2::Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(crate::canon::streamed_hash(hasher))
 }
 
 /// Records every entry under `dir` (relative to `base`) without following symlinks.
