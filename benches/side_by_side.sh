@@ -182,27 +182,22 @@ if [ -d "$WORK/lat-1/trials" ]; then
   for i in 1 2 3 4 5; do alone+=("$(time_ms "${AGENT[@]}")"); done
   j8=$(time_ms lat 8 "$WORK/lat-8")
   agent=$(printf '%s\n' "${alone[@]}" | median)
-  over=$(python3 - "$WORK/lat-1/trials" "$agent" <<'PY'
+  # The overhead (the trials' median wall beyond the agent alone) on the first line, and on
+  # the second where it went: each phase's median over the trials (their records keep
+  # them), the investigation split into the agent's process and the driver's work around
+  # it, and the process beyond the agent alone (the sandbox's start, its init, the runner).
+  { read -r over; read -r BREAKDOWN; } < <(python3 - "$WORK/lat-1/trials" "$agent" <<'PY'
 import json, os, statistics, sys
-d = sys.argv[1]
-walls = [json.load(open(os.path.join(d, f)))["wallMs"] for f in os.listdir(d) if "--command--" in f]
-print(f"{statistics.median(walls) - float(sys.argv[2]):.0f}")
-PY
-)
-  ROWS+=("| latency-bound trial ($TURNS turns × 200 ms), harness overhead | ${over} ms | the agent alone: ${agent} ms | $(awk -v a="$over" -v b="$agent" 'BEGIN{printf "%.1f%%", 100*a/b}') | ≤ 2% |")
-  # Where the overhead went: each phase's median over the trials (their records keep them),
-  # the investigation split into the agent's process and the driver's work around it, and
-  # the process beyond the agent alone (the sandbox's start, its init, the runner).
-  BREAKDOWN=$(python3 - "$WORK/lat-1/trials" "$agent" <<'PY'
-import json, os, statistics, sys
-d = sys.argv[1]
-ps = [json.load(open(os.path.join(d, f)))["phases"] for f in os.listdir(d) if "--command--" in f]
+d, agent = sys.argv[1], float(sys.argv[2])
+ts = [json.load(open(os.path.join(d, f))) for f in os.listdir(d) if "--command--" in f]
+print(f"{statistics.median(t['wallMs'] for t in ts) - agent:.0f}")
+ps = [t["phases"] for t in ts]
 med = lambda xs: statistics.median(xs) / 1000
 parts = [
     ("prepare", med([p["prepareUs"] for p in ps])),
     ("open", med([p["openUs"] for p in ps])),
     ("driver around the agent", med([p["investigateUs"] - p["agentProcessUs"] for p in ps])),
-    ("agent process beyond the agent alone", med([p["agentProcessUs"] for p in ps]) - float(sys.argv[2])),
+    ("agent process beyond the agent alone", med([p["agentProcessUs"] for p in ps]) - agent),
     ("end", med([p["endUs"] for p in ps])),
     ("scan", med([p["scanUs"] for p in ps])),
     ("score", med([p["scoreUs"] for p in ps])),
@@ -211,6 +206,7 @@ parts = [
 print("harness overhead by phase (medians over the trials, ms): " + " · ".join(f"{k} {v:.1f}" for k, v in parts))
 PY
 )
+  ROWS+=("| latency-bound trial ($TURNS turns × 200 ms), harness overhead | ${over} ms | the agent alone: ${agent} ms | $(awk -v a="$over" -v b="$agent" 'BEGIN{printf "%.1f%%", 100*a/b}') | ≤ 2% |")
   ROWS+=("| 16 latency-bound trials, \`--jobs 8\` vs \`--jobs 1\` | $(awk -v a="$j8" 'BEGIN{printf "%.1f", a/1000}') ms | \`--jobs 1\`: $(awk -v a="$j1" 'BEGIN{printf "%.1f", a/1000}') ms | $(awk -v a="$j1" -v b="$j8" 'BEGIN{printf "%.1f× throughput", a/b}') | ≥ 6× |")
 else
   echo "the latency-bound battery did not run, so its two rows are left out:" >&2

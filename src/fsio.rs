@@ -255,11 +255,10 @@ pub fn hash_regular(path: &Path) -> io::Result<String> {
     let mut hasher = sha2::Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        let n = fill(&mut file, &mut buf)?;
+        hasher.update(&buf[..n]);
+        if n < buf.len() {
+            break;
         }
     }
     Ok(crate::canon::streamed_hash(hasher))
@@ -395,6 +394,14 @@ pub fn crash_point(name: &str) {
     let _ = name;
 }
 
+/// Makes a FIFO at `path`, for tests of what must never wait on one.
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path and a mode; mkfifo touches nothing else.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,9 +421,7 @@ mod tests {
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&file, &link).unwrap();
         let fifo = dir.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a NUL-terminated path and a mode; mkfifo touches nothing else.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         for refused in [&link, &fifo, &dir.path().to_path_buf()] {
             let e = hash_regular(refused).unwrap_err();
             assert_eq!(

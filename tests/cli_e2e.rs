@@ -353,34 +353,26 @@ fn a_file_the_users_own_excludes_name_is_still_a_containment_violation() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     anvil_bench::demo::write_example(dir).unwrap();
-    let repo = std::fs::canonicalize(dir.join("repo")).unwrap();
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-q", "-m", "first"],
-    ] {
-        let status = Command::new("git")
-            .arg("-C")
-            .arg(&repo)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(["-c", "commit.gpgsign=false"])
-            .args(args)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
+    // The example committed as the battery commits a scenario, under `w/`.
+    let w = dir.join("w");
+    let template = anvil_bench::battery::workspace::prepare(
+        &dir.join("repo"),
+        &dir.join("air.json"),
+        &w,
+        true,
+    )
+    .unwrap();
+    let repo = std::fs::canonicalize(&template.repo).unwrap();
     let home = dir.join("home");
     std::fs::create_dir_all(home.join(".config/git")).unwrap();
     std::fs::write(home.join(".config/git/ignore"), "*.swp\n").unwrap();
-    let run = ok(dir, &OPEN_UNIT);
+    let run = ok(&w, &OPEN_UNIT);
     let touch = format!("touch '{}'", repo.join("notes.swp").display());
     let out = Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
         .args(["case", "investigate", &run, "--driver", "command"])
         .args(["--backend", "native", "--allow-degraded-native"])
         .args(["--command", "sh", "-c", &touch])
-        .current_dir(dir)
+        .current_dir(&w)
         .env("HOME", &home)
         .env_remove("XDG_CONFIG_HOME")
         .output()

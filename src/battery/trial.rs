@@ -182,15 +182,33 @@ struct Investigation {
     process_ms: Option<u64>,
 }
 
-/// A stopwatch read at the end of each phase: the time since the previous read.
-struct Lap(Instant);
+/// A trial's stopwatch: read at the end of each phase for the time since the previous
+/// read, and at the end for the whole.
+struct Lap {
+    started: Instant,
+    last: Instant,
+}
 
 impl Lap {
+    fn start() -> Lap {
+        let now = Instant::now();
+        Lap {
+            started: now,
+            last: now,
+        }
+    }
+
+    /// Microseconds since the previous read (or the start).
     fn next(&mut self) -> u64 {
         let now = Instant::now();
-        let us = u64::try_from(now.duration_since(self.0).as_micros()).unwrap_or(u64::MAX);
-        self.0 = now;
+        let us = u64::try_from(now.duration_since(self.last).as_micros()).unwrap_or(u64::MAX);
+        self.last = now;
         us
+    }
+
+    /// Milliseconds since the start.
+    fn wall_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 }
 
@@ -213,19 +231,15 @@ pub fn run(
     repeat: u32,
     ctx: &TrialContext,
 ) -> Result<TrialRecord, TrialError> {
-    let started = Instant::now();
-    let mut lap = Lap(started);
+    let mut lap = Lap::start();
     let id = super::results::trial_id(&scenario.id, arm, repeat);
     let world = TrialDir::create(ctx.work_root, &scenario.template)
         .map_err(|e| infra("preparing the trial's repository", e))?;
     let prepare_us = lap.next();
     // The trial's case is disposable: relaxed durability on this thread (its record is
     // written durably by the runner once the trial ends).
-    let result = crate::fsio::relaxed(|| {
-        run_in(
-            scenario, arm, repeat, &id, &world, ctx, started, prepare_us, lap,
-        )
-    });
+    let result =
+        crate::fsio::relaxed(|| run_in(scenario, arm, repeat, &id, &world, ctx, prepare_us, lap));
     world.remove();
     result
 }
@@ -238,7 +252,6 @@ fn run_in(
     id: &str,
     world: &TrialDir,
     ctx: &TrialContext,
-    started: Instant,
     prepare_us: u64,
     mut lap: Lap,
 ) -> Result<TrialRecord, TrialError> {
@@ -339,7 +352,7 @@ fn run_in(
         tokens_out: investigation.tokens_out,
         cost_usd: investigation.cost_usd,
         turns: investigation.turns,
-        wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        wall_ms: lap.wall_ms(),
         phases: Some(phases),
         start_digest: world.start_digest.clone(),
         run: Some(format!("{RUNS_DIR}/{stem}")),

@@ -570,11 +570,7 @@ mod tests {
     /// read (a read would wait for a writer forever); a regular file's hash is its bytes'.
     #[test]
     fn a_fifo_is_a_change_and_is_never_read() {
-        let fifo = |path: &Path| {
-            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-            // SAFETY: a NUL-terminated path and a mode; mkfifo touches nothing else.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-        };
+        use crate::fsio::mkfifo as fifo;
         let repo = git_repo();
         let root = &std::fs::canonicalize(repo.path()).unwrap();
         let replaced = |r: &Path| {
