@@ -103,13 +103,15 @@ whole_case() {
   claim=$("$BIN" case add-claim "$run" --predicate field.unit --value '"s"' --artifact "$e1" \
     --artifact "$e2" --confidence 0.9) || return 1
   "$BIN" case freeze-research "$run" >/dev/null || return 1
-  cat > "$run/output/proposal.json" <<JSON
-{"format": "anvil-proposal", "formatVersion": 1, "skill": "annotate-unit", "skillVersion": 1,
- "deficiency": "unit_ambiguous_field", "target": "op.create_payment.input.body.capture_timeout",
- "patch": {"target": "op.create_payment.input.body.capture_timeout", "set": {"unit": "s"}},
- "grounding": {"unit": ["$claim"]}, "confidence": 0.9,
- "rationale": "timedelta(seconds=...) converts the wire value"}
-JSON
+  # The agent's proposal, written by bash's own printf: a `cat` here put a process that
+  # is not the engine's into the row's time (1.4 ms a case here, 0.17 ms of each call's mean).
+  printf '%s\n' \
+    '{"format": "anvil-proposal", "formatVersion": 1, "skill": "annotate-unit", "skillVersion": 1,' \
+    ' "deficiency": "unit_ambiguous_field", "target": "op.create_payment.input.body.capture_timeout",' \
+    ' "patch": {"target": "op.create_payment.input.body.capture_timeout", "set": {"unit": "s"}},' \
+    " \"grounding\": {\"unit\": [\"$claim\"]}, \"confidence\": 0.9," \
+    ' "rationale": "timedelta(seconds=...) converts the wire value"}' \
+    > "$run/output/proposal.json"
   "$BIN" case validate "$run" >/dev/null || return 1
   "$BIN" case finalize "$run" >/dev/null || return 1
   "$BIN" case close "$run" >/dev/null
