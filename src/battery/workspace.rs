@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::first_commit::{DATE, IDENTITY, MESSAGE};
 
-/// Fixed identity and date, and no system or global configuration.
+/// Fixed identity and date.
 const GIT_ENV: &[(&str, &str)] = &[
     ("GIT_AUTHOR_NAME", IDENTITY.0),
     ("GIT_AUTHOR_EMAIL", IDENTITY.1),
@@ -20,8 +20,6 @@ const GIT_ENV: &[(&str, &str)] = &[
     ("GIT_COMMITTER_NAME", IDENTITY.0),
     ("GIT_COMMITTER_EMAIL", IDENTITY.1),
     ("GIT_COMMITTER_DATE", DATE),
-    ("GIT_CONFIG_NOSYSTEM", "1"),
-    ("GIT_CONFIG_GLOBAL", "/dev/null"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -180,13 +178,12 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-/// `git` in `dir` as the battery runs it: the identity, date and isolation of [`GIT_ENV`],
-/// no reflog, no background maintenance, nowhere above `dir` taken for a repository.
+/// `git` in `dir` as the battery runs it: isolated ([`crate::repo::git_command`]), with
+/// the identity and date of [`GIT_ENV`], no reflog, no background maintenance, nowhere
+/// above `dir` taken for a repository.
 pub(super) fn git_command(dir: &Path) -> Command {
-    let mut command = Command::new("git");
+    let mut command = crate::repo::git_command(dir);
     command
-        .arg("-C")
-        .arg(dir)
         .args([
             "-c",
             "init.defaultBranch=main",
@@ -202,8 +199,7 @@ pub(super) fn git_command(dir: &Path) -> Command {
             "gc.auto=0",
         ])
         .envs(GIT_ENV.iter().copied())
-        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir))
-        .stdin(Stdio::null());
+        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir));
     command
 }
 

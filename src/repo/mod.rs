@@ -2,9 +2,14 @@
 //!
 //! The engine reads the revision itself, in-process (never from the agent, never by
 //! spawning `git`), so a run's `sourceRevision` is what the repository really was at open.
+//! Where the engine does spawn `git` (a snapshot's status, a template's commit), it goes
+//! through [`git_command`].
 
 pub mod committed;
 pub mod digest;
+mod git_command;
+
+pub use git_command::git_command;
 
 use std::path::Path;
 #[cfg(test)]

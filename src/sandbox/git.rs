@@ -6,9 +6,10 @@
 //! (untracked files included, the content of every listed path hashed, so further edits to an
 //! already dirty file still show); any other directory is walked and every file hashed.
 //! Reading never writes: git runs with optional locks off, so the index is not refreshed.
-//! It answers from the repository alone: no system or global configuration, no `GIT_*`
-//! variable of the engine's environment, no excludes file beyond the repository's ignore
-//! files, no fsmonitor program, no untracked cache. An index entry marked assume-unchanged
+//! It answers from the repository alone (its `git` is [`crate::repo::git_command`]): no
+//! system or global configuration, no `GIT_*` variable of the engine's environment, no
+//! excludes file beyond the repository's ignore files, no fsmonitor program, no untracked
+//! cache. An index entry marked assume-unchanged
 //! or skip-worktree, which `git status` never compares with the work tree, is recorded with
 //! its path's content. A FIFO, socket or device is recorded by its kind and never read.
 //! Files the repository's own ignore files name are not listed (their changes go unseen, as
@@ -17,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
 
@@ -208,44 +209,19 @@ fn diff_keys<V: PartialEq>(a: &BTreeMap<String, V>, b: &BTreeMap<String, V>) -> 
     out
 }
 
-/// `git args` on `repo`, read-only (optional locks off) and isolated: its stdout when it
-/// succeeds.
+/// `git args` on `repo`, read-only (optional locks off) and isolated
+/// ([`crate::repo::git_command`]): its stdout when it succeeds.
 fn git(repo: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    let mut command = Command::new("git");
-    // No `GIT_*` variable of the engine's environment redirects or configures it
-    // (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_CONFIG_PARAMETERS`, …).
-    for (name, _) in std::env::vars_os() {
-        if name.as_encoded_bytes().starts_with(b"GIT_") {
-            command.env_remove(name);
-        }
-    }
-    let out = command
-        .arg("-C")
-        .arg(repo)
+    let out = crate::repo::git_command(repo)
         .arg("--no-optional-locks")
-        .args(SNAPSHOT_CONFIG.iter().flat_map(|c| ["-c", c]))
         .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CEILING_DIRECTORIES", "")
         .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
         .ok()?;
     out.status.success().then_some(out.stdout)
 }
-
-/// What a snapshot's `git` is told whatever the repository's or the user's configuration
-/// says: no excludes file beyond the repository's own ignore files (a user's global
-/// `core.excludesFile`, or the default `~/.config/git/ignore`, would hide the files it
-/// names from the snapshot), no fsmonitor (a program run by `git status`), and no untracked
-/// cache (an index extension that, stale or written by someone else, hides new files).
-const SNAPSHOT_CONFIG: &[&str] = &[
-    "core.excludesFile=/dev/null",
-    "core.fsmonitor=false",
-    "core.untrackedCache=false",
-];
 
 /// `root` opened as a git repository when it is the top level of a git work tree (a
 /// directory nested in another repository is treated as a plain tree, as
@@ -452,6 +428,7 @@ fn walk(
 mod tests {
     use super::*;
     use crate::canon::bytes_hash;
+    use std::process::Command;
 
     fn run_git(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")
