@@ -10,6 +10,8 @@ pub mod digest;
 mod git_command;
 
 pub use git_command::git_command;
+#[cfg(test)]
+pub(crate) use git_command::tests::hides_nothing_from;
 
 use std::path::Path;
 #[cfg(test)]

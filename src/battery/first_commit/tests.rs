@@ -35,6 +35,13 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The battery's `git` starts from the engine's isolated one: the user's excludes file
+/// leaves nothing out of a scenario's commit.
+#[test]
+fn the_users_excludes_file_leaves_nothing_out_of_a_commit() {
+    crate::repo::hides_nothing_from(super::super::workspace::git_command);
+}
+
 /// `files` (path, bytes, executable) written under a new directory.
 fn tree(files: &[(String, Vec<u8>, bool)]) -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
