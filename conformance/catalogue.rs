@@ -537,6 +537,10 @@ pub const RULES: &[(&str, &str)] = &[
         "a symlink or other non-regular file in the corpus (a label, or anything inside a scenario repository) is named, never followed or silently skipped",
     ),
     (
+        "X-CORPUS-10",
+        "a `.git` entry inside a scenario repository is named, and the battery refuses the scenario before any git runs on it: the battery commits each copy itself, and no hook runs",
+    ),
+    (
         "X-DUP-1",
         "a key given twice in one JSON object is refused, naming its path, in every document the engine reads (AIR, proposal, tool request, label, script, battery results)",
     ),

@@ -100,6 +100,34 @@ fn a_scenario_repository_holding_a_symlink_is_refused_naming_it() -> Result<(), 
     )
 }
 
+/// A scenario's own `.git` would configure the git that commits its copy: here a
+/// `core.hooksPath` whose post-commit hook runs on the host, outside every sandbox, where
+/// it could read the labels from the battery's arguments. The scenario is refused by name
+/// and the hook never runs.
+fn a_scenario_repository_holding_its_own_git_directory_is_refused_and_runs_nothing()
+-> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let repo = f.scenarios().join(PROPOSAL).join("repo");
+    let hooks = f.root().join("hooks");
+    let ran = f.root().join("hook-ran");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        repo.join(".git/config"),
+        format!("[core]\n\thooksPath = {}\n", hooks.display()),
+    )
+    .unwrap();
+    let hook = hooks.join("post-commit");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    refused(
+        battery(&f.config("out", Arm::Heuristic)),
+        &[&repo.join(".git").display().to_string(), "`.git`", PROPOSAL],
+    )?;
+    ensure!(!ran.exists(), "the scenario's hook ran on the host");
+    Ok(())
+}
+
 fn a_label_is_read_only_after_its_case_ends() -> Result<(), Failed> {
     let f = Fixture::new(&[PROPOSAL]);
     // The agent takes its own label away while it investigates: a battery that read the
@@ -395,6 +423,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_scenario_repository_holding_a_symlink_is_refused_naming_it",
             rules: &["R-BAT-1", "R-BAT-7"],
             run: a_scenario_repository_holding_a_symlink_is_refused_naming_it,
+        },
+        Check {
+            name: "battery::a_scenario_repository_holding_its_own_git_directory_is_refused_and_runs_nothing",
+            rules: &["R-BAT-1", "R-BAT-7", "X-CORPUS-10"],
+            run: a_scenario_repository_holding_its_own_git_directory_is_refused_and_runs_nothing,
         },
         Check {
             name: "battery::a_label_is_read_only_after_its_case_ends",

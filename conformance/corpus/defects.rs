@@ -415,6 +415,18 @@ pub(super) fn checks() -> Vec<Check> {
             },
         ),
         trial(
+            "corpus::a_git_entry_inside_a_scenario_repository_is_named",
+            &["X-CORPUS-1", "X-CORPUS-10"],
+            || {
+                let c = Corpus::one();
+                // A `.git` file points git at a git directory anywhere on the host.
+                let git = c.scenario(BASE).join("repo").join("docs").join(".git");
+                std::fs::create_dir_all(git.parent().unwrap()).unwrap();
+                std::fs::write(&git, "gitdir: /elsewhere\n").unwrap();
+                fails_naming(&c, false, "git_entry", &git).map(drop)
+            },
+        ),
+        trial(
             "corpus::a_label_with_a_key_given_twice_is_named_with_the_key",
             &["X-CORPUS-1", "X-DUP-1"],
             || {

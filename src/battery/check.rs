@@ -114,6 +114,13 @@ fn check_scenario(s: &Scenario, problems: &mut Vec<Problem>) {
             "a scenario holds only directories and regular files: a symlink could reach the labels or the host",
         ));
     }
+    for git in super::corpus::git_entries(&s.dir) {
+        problems.push(Problem::new(
+            git,
+            "git_entry",
+            "a scenario holds no `.git`: the battery commits each copy itself, and a git directory of the scenario's own would configure that git (its hooks and filters run on the host)",
+        ));
+    }
     if doc.id != s.dir_id {
         problems.push(Problem::new(
             &file,

@@ -426,6 +426,36 @@ pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
     walk(dir, std::fs::FileType::is_file)
 }
 
+/// Every entry under `dir` named `.git` (in any case, of any type), sorted; none is
+/// entered. A scenario's repository is committed by the battery itself: a git directory of
+/// its own would give that `git` its configuration (hooks, filters), and a `.git` file
+/// another git directory anywhere on the host.
+#[must_use]
+pub fn git_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in read.flatten() {
+            if is_git_name(&entry.file_name()) {
+                out.push(entry.path());
+            } else if entry.file_type().is_ok_and(|ty| ty.is_dir()) {
+                stack.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether `name` is `.git` in any case.
+#[must_use]
+pub fn is_git_name(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().eq_ignore_ascii_case(b".git")
+}
+
 /// Every non-directory entry under `dir` (recursively, never through a symlink) whose type
 /// `keep` accepts, sorted.
 fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<PathBuf> {

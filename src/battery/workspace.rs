@@ -67,7 +67,7 @@ pub fn git_available() -> bool {
 /// regular file (a symlink included), and `WorkspaceError::Io` when reading `src` or
 /// creating or writing under `dst` fails (`dst` existing included).
 pub fn copy_tree(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
-    copy(src, dst, Special::Refuse).map(drop)
+    copy(src, dst, Special::Refuse, OwnGit::Keep).map(drop)
 }
 
 /// What [`copy`] does with a symlink, FIFO, socket or device: never follow it.
@@ -77,9 +77,23 @@ enum Special {
     Skip,
 }
 
+/// What [`copy`] does with an entry named `.git` (any case): a trial copies its template's
+/// own git directory; a scenario's repository holds none (see
+/// [`super::corpus::git_entries`]).
+#[derive(Clone, Copy, PartialEq)]
+enum OwnGit {
+    Keep,
+    Refuse,
+}
+
 /// Copies `src` to `dst`, directories and regular files; returns the special files skipped
 /// (relative to `src`) when `special` is [`Special::Skip`].
-fn copy(src: &Path, dst: &Path, special: Special) -> Result<Vec<String>, WorkspaceError> {
+fn copy(
+    src: &Path,
+    dst: &Path,
+    special: Special,
+    own_git: OwnGit,
+) -> Result<Vec<String>, WorkspaceError> {
     std::fs::create_dir(dst).map_err(io("create", dst))?;
     let mut skipped = Vec::new();
     let mut stack = vec![(src.to_path_buf(), dst.to_path_buf())];
@@ -92,6 +106,12 @@ fn copy(src: &Path, dst: &Path, special: Special) -> Result<Vec<String>, Workspa
         for entry in entries {
             let path = entry.path();
             let target = to.join(entry.file_name());
+            if own_git == OwnGit::Refuse && super::corpus::is_git_name(&entry.file_name()) {
+                return Err(WorkspaceError::Refused {
+                    path,
+                    reason: "a scenario repository may not hold `.git` (the battery commits the copy itself; a git directory of its own would configure that git, hooks and filters included)".into(),
+                });
+            }
             let ty = entry.file_type().map_err(io("stat", &path))?;
             if ty.is_dir() {
                 std::fs::create_dir(&target).map_err(io("create", &target))?;
@@ -255,7 +275,7 @@ pub fn prepare(
 ) -> Result<Template, WorkspaceError> {
     std::fs::create_dir_all(dir).map_err(io("create", dir))?;
     let t_repo = dir.join("repo");
-    copy_tree(repo, &t_repo)?;
+    copy(repo, &t_repo, Special::Refuse, OwnGit::Refuse)?;
     if commit {
         // A tree of plain files is committed in-process (`first_commit`): the same commit
         // without three git processes; anything git interprets is left to git.
@@ -343,7 +363,7 @@ pub fn move_tree(from: &Path, to: &Path) -> Result<(), WorkspaceError> {
 /// Like [`copy_tree`], but an agent-made symlink or special file in a kept run is skipped
 /// (recorded by name in a `SKIPPED` file), never followed.
 fn copy_tree_lenient(src: &Path, dst: &Path) -> Result<(), WorkspaceError> {
-    let skipped = copy(src, dst, Special::Skip)?;
+    let skipped = copy(src, dst, Special::Skip, OwnGit::Keep)?;
     if !skipped.is_empty() {
         let _ = std::fs::write(dst.join("SKIPPED"), skipped.join("\n"));
     }

@@ -3,7 +3,7 @@
 //!
 //! Invariant: no system or global configuration, no `GIT_*` variable of the engine's
 //! environment, no excludes file beyond the repository's own ignore files, no fsmonitor
-//! program, no untracked cache, no standard input.
+//! program, no untracked cache, no hooks, no standard input.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -13,12 +13,14 @@ use std::process::{Command, Stdio};
 /// configuration says: no excludes file beyond the repository's own ignore files (a user's
 /// `core.excludesFile`, or the default `~/.config/git/ignore`, would hide the files it
 /// names: from a snapshot, or from a template's commit), no fsmonitor (a program `git
-/// status` runs), and no untracked cache (an index extension that, stale or written by
-/// someone else, hides new files).
+/// status` runs), no untracked cache (an index extension that, stale or written by
+/// someone else, hides new files), and no hooks (programs a commit runs, from wherever
+/// `core.hooksPath` points).
 const ISOLATED_CONFIG: &[&str] = &[
     "core.excludesFile=/dev/null",
     "core.fsmonitor=false",
     "core.untrackedCache=false",
+    "core.hooksPath=/dev/null",
 ];
 
 /// `git -C dir`, isolated as the module says; the caller adds its own options and
@@ -71,17 +73,80 @@ pub(crate) mod tests {
         hides_nothing_from(git_command);
     }
 
+    /// A repository's own `core.hooksPath` runs nothing: a commit through [`git_command`]
+    /// leaves its post-commit hook unrun.
+    #[test]
+    fn the_repositorys_own_hooks_never_run() {
+        if !git_installed() {
+            return;
+        }
+        let repo = tempfile::tempdir().unwrap();
+        let hooks = tempfile::tempdir().unwrap();
+        let ran = hooks.path().join("ran");
+        let hook = hooks.path().join("post-commit");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        std::fs::write(repo.path().join("a.txt"), "a").unwrap();
+        let hooks_path = format!("core.hooksPath={}", hooks.path().display());
+        for args in [
+            &["init", "-q"][..],
+            &["config", "core.hooksPath", hooks.path().to_str().unwrap()],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "-m",
+                "m",
+            ],
+        ] {
+            let out = git_command(repo.path()).args(args).output().unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        }
+        assert!(!ran.exists(), "the repository's post-commit hook ran");
+        // The hook itself works: run with the repository's configuration, it runs.
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args([
+                "-c",
+                &hooks_path,
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+            ])
+            .args(["commit", "-q", "--allow-empty", "-m", "n"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(ran.exists(), "fixture: the hook does not run at all");
+    }
+
+    /// Whether git is installed: in CI (`CI=true`) a missing git fails; elsewhere the
+    /// caller skips, saying why.
+    fn git_installed() -> bool {
+        if Command::new("git").arg("--version").output().is_ok() {
+            return true;
+        }
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "git is not installed (apt-get install git)"
+        );
+        eprintln!("skipped: git is not installed (apt-get install git)");
+        false
+    }
+
     /// Asserts that the user's default excludes file (`$XDG_CONFIG_HOME/git/ignore`) hides
     /// nothing from `git add -A` run through `git`, a builder that starts from
     /// [`git_command`]. In CI (`CI=true`) a missing git fails; elsewhere the check says why it
     /// did nothing.
     pub(crate) fn hides_nothing_from(git: impl Fn(&Path) -> Command) {
-        if Command::new("git").arg("--version").output().is_err() {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "git is not installed (apt-get install git)"
-            );
-            eprintln!("skipped: git is not installed (apt-get install git)");
+        if !git_installed() {
             return;
         }
         let home = tempfile::tempdir().unwrap();
