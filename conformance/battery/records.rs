@@ -958,6 +958,176 @@ fn shards_of_a_limited_selection_merge_into_the_unpartitioned_run() -> Result<()
     Ok(())
 }
 
+/// The refusal of an incomplete or repeated set of results directories: Incompatible,
+/// holding every `needle`, and nothing written to `out`.
+fn refused_cover(
+    shards: &[std::path::PathBuf],
+    out: &std::path::Path,
+    needles: &[&str],
+) -> Result<(), Failed> {
+    match merge(shards, out, false) {
+        Err(BatteryError::Incompatible(msg)) => {
+            for n in needles {
+                ensure!(msg.contains(n), "the refusal does not say `{n}`: {msg}");
+            }
+        }
+        other => {
+            return Err(format!(
+                "{shards:?} merged though they do not cover the battery once: {}",
+                outcome(&other)
+            )
+            .into());
+        }
+    }
+    ensure!(!out.exists(), "a refused merge wrote {}", out.display());
+    Ok(())
+}
+
+/// Regression: a merge that checked only that the shards agree took one shard of three,
+/// the same shard twice, or a whole run beside a shard, and called the result a complete,
+/// unpartitioned run. Each is refused naming the gap; forced, the merge is incomplete.
+fn shards_that_do_not_cover_the_battery_once_are_refused_naming_the_gap() -> Result<(), Failed> {
+    let three = [PROPOSAL, CONFLICTED, DECLINE];
+    let f = Fixture::new(&three);
+    let whole = f.config("whole", Arm::Baseline);
+    battery_ok(&whole)?;
+    let shard = |k: u32, n: u32| -> Result<std::path::PathBuf, Failed> {
+        let mut cfg = f.config(&format!("shard{k}of{n}"), Arm::Baseline);
+        cfg.partition = Some(Partition { k, n });
+        battery_ok(&cfg)?;
+        Ok(cfg.out)
+    };
+    let (one, two) = (shard(1, 2)?, shard(2, 2)?);
+    let other_count = shard(1, 3)?;
+    let again = f.out("shard1of2-again");
+    copy_tree(&one, &again);
+    refused_cover(
+        std::slice::from_ref(&one),
+        &f.out("m-missing"),
+        &["hash:2/2", "missing"],
+    )?;
+    refused_cover(
+        &[one.clone(), two.clone(), again.clone()],
+        &f.out("m-twice"),
+        &[
+            "hash:1/2",
+            "2 times",
+            &one.display().to_string(),
+            &again.display().to_string(),
+        ],
+    )?;
+    refused_cover(
+        &[whole.out.clone(), two.clone()],
+        &f.out("m-whole"),
+        &[&whole.out.display().to_string(), "whole run"],
+    )?;
+    refused_cover(
+        &[one.clone(), two.clone(), other_count],
+        &f.out("m-counts"),
+        &["N = 2", "N = 3"],
+    )?;
+    let (forced, warnings) =
+        merge(std::slice::from_ref(&one), &f.out("m-forced"), true).map_err(failed)?;
+    ensure!(
+        !forced.complete && warnings.iter().any(|w| w.contains("hash:2/2")),
+        "a forced merge of one shard of two says complete {} with warnings {warnings:?}",
+        forced.complete
+    );
+    let (all, warnings) = merge(&[one, two], &f.out("m-all"), false).map_err(failed)?;
+    ensure!(
+        all.complete && warnings.is_empty(),
+        "both shards merged: complete {}, warnings {warnings:?}",
+        all.complete
+    );
+    Ok(())
+}
+
+/// Regression: the partition is informative between runs that are compared, and a resume
+/// compared only the rest, so a shard resumed as another shard claimed trials it does
+/// not hold.
+fn resuming_as_another_shard_is_refused_naming_the_partition() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL, CONFLICTED]);
+    let mut cfg = f.config("out", Arm::Baseline);
+    cfg.partition = Some(Partition { k: 1, n: 2 });
+    battery_ok(&cfg)?;
+    let before = std::fs::read(cfg.out.join("results.json")).unwrap();
+    for (label, partition) in [
+        ("another shard", Some(Partition { k: 2, n: 2 })),
+        ("the whole battery", None),
+    ] {
+        let mut again = f.config("out", Arm::Baseline);
+        again.resume = true;
+        again.partition = partition;
+        incompatible(battery(&again), "partition").map_err(|e| {
+            failed(format!(
+                "resumed as {label}: {}",
+                e.message().unwrap_or_default()
+            ))
+        })?;
+    }
+    ensure!(
+        std::fs::read(cfg.out.join("results.json")).unwrap() == before,
+        "a refused resume rewrote results.json"
+    );
+    Ok(())
+}
+
+/// Regression: filters that select nothing ran an empty battery that "passed" both
+/// controls, and an empty shard wrote a results.json its own reader refused (the
+/// minimum detectable effect of no trial is infinite, which JSON writes as null).
+fn an_empty_selection_is_refused_and_an_empty_shard_reads_back() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let selections = [
+        ("--class", vec!["nope".to_string()], vec![], None),
+        ("--scenario", vec![], vec!["zzz/*".to_string()], None),
+        ("--limit", vec![], vec![], Some(0)),
+    ];
+    for (i, (flag, classes, globs, limit)) in selections.into_iter().enumerate() {
+        let mut cfg = f.config(&format!("empty{i}"), Arm::Baseline);
+        cfg.selector.classes = classes;
+        cfg.selector.globs = globs;
+        cfg.selector.limit = limit;
+        match battery(&cfg) {
+            Err(BatteryError::Input(msg)) => ensure!(
+                msg.contains(flag) && msg.contains("matches no scenario"),
+                "the refusal of an empty {flag} selection: {msg}"
+            ),
+            other => {
+                return Err(format!("an empty {flag} selection ran: {}", outcome(&other)).into());
+            }
+        }
+        ensure!(!cfg.out.exists(), "a refused battery created --out");
+    }
+    // One scenario in two shards: one of them is empty, and reads back.
+    let whole = battery_ok(&f.config("whole", Arm::Baseline))?.results;
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let mut cfg = f.config(&format!("shard{k}"), Arm::Baseline);
+        cfg.partition = Some(Partition { k, n: 2 });
+        battery_ok(&cfg)?;
+        let doc = read_results(&cfg.out).map_err(failed)?;
+        if doc.trials.is_empty() {
+            ensure!(
+                doc.overall.minimum_detectable_effect.is_none(),
+                "an empty shard has a detectable effect: {:?}",
+                doc.overall.minimum_detectable_effect
+            );
+        }
+        shards.push((cfg.out, doc.trials.len()));
+    }
+    ensure!(
+        shards.iter().any(|(_, n)| *n == 0),
+        "fixture: neither shard of one scenario is empty"
+    );
+    let dirs: Vec<_> = shards.into_iter().map(|(d, _)| d).collect();
+    let (merged, _) = merge(&dirs, &f.out("merged"), false).map_err(failed)?;
+    ensure!(
+        comparable(&merged) == comparable(&whole),
+        "an empty shard merged with the other differs from the whole run"
+    );
+    Ok(())
+}
+
 /// Regression: a merge that compared two records of one trial by correctness alone would
 /// keep either of two different answers (another status, tier or value, as wrong).
 fn a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused() -> Result<(), Failed> {
@@ -1134,6 +1304,21 @@ pub fn checks() -> Vec<Check> {
             name: "battery::shards_of_a_limited_selection_merge_into_the_unpartitioned_run",
             rules: &["R-BAT-13"],
             run: shards_of_a_limited_selection_merge_into_the_unpartitioned_run,
+        },
+        Check {
+            name: "battery::shards_that_do_not_cover_the_battery_once_are_refused_naming_the_gap",
+            rules: &["R-BAT-13"],
+            run: shards_that_do_not_cover_the_battery_once_are_refused_naming_the_gap,
+        },
+        Check {
+            name: "battery::resuming_as_another_shard_is_refused_naming_the_partition",
+            rules: &["R-BAT-12", "R-BAT-13"],
+            run: resuming_as_another_shard_is_refused_naming_the_partition,
+        },
+        Check {
+            name: "battery::an_empty_selection_is_refused_and_an_empty_shard_reads_back",
+            rules: &["R-BAT-13"],
+            run: an_empty_selection_is_refused_and_an_empty_shard_reads_back,
         },
         Check {
             name: "battery::a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused",

@@ -95,7 +95,8 @@ impl Selector {
     /// # Errors
     ///
     /// A message naming the `--scenario` glob that does not compile (or the glob set that
-    /// cannot be built).
+    /// cannot be built), or the filters when they select nothing from a corpus that is not
+    /// empty (an unknown class, a glob that matches no id, `--limit 0`).
     pub fn select<'a>(
         &self,
         ids: &'a [(String, String)],
@@ -115,7 +116,22 @@ impl Selector {
         if let Some(n) = self.limit {
             out.truncate(n);
         }
+        if out.is_empty() && !ids.is_empty() {
+            return Err(format!(
+                "the selection ({}) matches no scenario of the corpus: nothing would be measured",
+                self.describe()
+            ));
+        }
         Ok(out)
+    }
+
+    /// The filters as given on the command line.
+    fn describe(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        parts.extend(self.classes.iter().map(|c| format!("--class {c}")));
+        parts.extend(self.globs.iter().map(|g| format!("--scenario {g}")));
+        parts.extend(self.limit.map(|n| format!("--limit {n}")));
+        parts.join(" ")
     }
 }
 

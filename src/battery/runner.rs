@@ -479,7 +479,17 @@ fn open_results_dir(
     let manifest_file = cfg.out.join(MANIFEST_JSON);
     if cfg.resume {
         let old: Manifest = read_manifest(&manifest_file)?;
-        if let Some((field, a, b)) = old.differences(manifest, &[]).into_iter().next() {
+        // The partition may differ between runs that are compared or merged, never between
+        // a run and its resumption: the shard's trials are the ones it holds.
+        let partition = |m: &Manifest| serde_json::json!(m.partition);
+        let moved = (old.partition != manifest.partition).then(|| {
+            (
+                "partition".to_string(),
+                partition(&old),
+                partition(manifest),
+            )
+        });
+        if let Some((field, a, b)) = old.differences(manifest, &[]).into_iter().next().or(moved) {
             return Err(BatteryError::Incompatible(format!(
                 "cannot resume `{}`: the manifest field `{field}` was {a} and is now {b}",
                 cfg.out.display()

@@ -91,8 +91,10 @@ pub struct ClassSummary {
     pub n: usize,
     pub arms: BTreeMap<String, ArmSummary>,
     pub contribution: Option<Contribution>,
-    /// The smallest accuracy difference detectable at this n (α 0.05, power 0.8).
-    pub minimum_detectable_effect: f64,
+    /// The smallest accuracy difference detectable at this n (α 0.05, power 0.8); `None`
+    /// when n is 0 (no difference is detectable: JSON has no infinity, and a `null` read
+    /// back as a number would be refused).
+    pub minimum_detectable_effect: Option<f64>,
     /// n cannot detect a 30-point difference.
     pub underpowered: bool,
 }
@@ -302,7 +304,8 @@ fn class_summary(
         n,
         arms: per_arm,
         contribution,
-        minimum_detectable_effect: stats::minimum_detectable_effect(n, ALPHA, 0.8),
+        minimum_detectable_effect: Some(stats::minimum_detectable_effect(n, ALPHA, 0.8))
+            .filter(|mde| mde.is_finite()),
         underpowered: stats::underpowered(n),
     }
 }

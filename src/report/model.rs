@@ -98,11 +98,9 @@ fn class_row(c: &ClassSummary, investigator: &str) -> ClassRow {
         significant: k.is_some_and(|k| k.significant),
         harmful_at_auto: arm.map_or("—".into(), |a| a.harmful_at_auto.to_string()),
         cost: arm.map_or("—".into(), |a| usd(a.total_cost_usd)),
-        mde: if c.minimum_detectable_effect.is_finite() {
-            format!("{:.0}", c.minimum_detectable_effect * 100.0)
-        } else {
-            "—".into()
-        },
+        mde: c
+            .minimum_detectable_effect
+            .map_or("—".into(), |mde| format!("{:.0}", mde * 100.0)),
     }
 }
 
