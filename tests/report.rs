@@ -390,3 +390,77 @@ fn report_cli_renders_every_format_and_refuses_incomparable_runs() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// Regression: `--out` was checked only to be a regular file or a new path, so a report
+/// could replace the results it was read from (results.json, a trial record a resume
+/// reads). A record of any results directory read is refused; a report beside them is
+/// not.
+#[test]
+fn report_out_never_replaces_a_record_of_the_results_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    std::fs::create_dir_all(dir.join("trials")).unwrap();
+    let results = std::fs::read(fixture("heuristic").join("results.json")).unwrap();
+    std::fs::write(dir.join("results.json"), &results).unwrap();
+    let d = dir.to_str().unwrap();
+    let other = fixture("oracle");
+    let other = other.to_str().unwrap();
+    let refused = [
+        (vec!["report", "show", d], dir.join("results.json")),
+        (vec!["report", "show", d], dir.join("trials/a.json")),
+        (vec!["report", "show", d], dir.join("runs/x/close.json")),
+        (vec!["report", "diff", other, d], dir.join("manifest.json")),
+        // Spelled through `..`: compared resolved.
+        (
+            vec!["report", "show", d],
+            dir.join("trials/../results.json"),
+        ),
+    ];
+    for (args, out) in refused {
+        let out = out.to_str().unwrap();
+        let o = cli(&[&args[..], &["--out", out]].concat());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?} --out {out}: {stderr}");
+        assert!(
+            stderr.contains("record of the results directory") && stderr.contains(out),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read(dir.join("results.json")).unwrap(), results);
+    assert!(!dir.join("trials/a.json").exists() && !dir.join("manifest.json").exists());
+    let beside = dir.join("report.md");
+    let o = cli(&["report", "show", d, "--out", beside.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Regression: an infrastructure failure carries the agent's last stderr lines, and they
+/// reached report.md and the terminal with their escape sequences acting, and the JUnit
+/// file with characters XML 1.0 refuses (not well-formed). Each is replaced by U+FFFD.
+#[test]
+fn agent_control_characters_are_neither_acted_on_nor_break_the_junit_xml() {
+    let mut l = load(&fixture("heuristic"));
+    let hostile = "bad\u{1}\u{8}\u{1b}[31mred\u{7f}\u{9b}2J </failure> ]]> \u{ffff}";
+    for t in &mut l.doc.trials {
+        t.reason = Some(hostile.into());
+    }
+    l.doc.trials[0].infra = Some(anvil_bench::battery::trial_record::Infra {
+        error: hostile.into(),
+        attempts: 2,
+    });
+    let xml = report::render(&l.doc, &l.dir, Format::Junit).unwrap();
+    roxmltree::Document::parse(&xml).expect("the JUnit view is well-formed XML");
+    let md = report::render(&l.doc, &l.dir, Format::Markdown).unwrap();
+    for text in [&xml, &md] {
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t')
+                && !text.contains('\u{ffff}'),
+            "a control character survived"
+        );
+    }
+    assert!(
+        md.contains("\u{fffd}[31mred"),
+        "the escape was not replaced"
+    );
+}

@@ -90,6 +90,21 @@ fn a_results_directory_overlapping_the_labels_is_refused() -> Result<(), Failed>
     )
 }
 
+/// Regression: only the labels were kept apart from --out, so results (every label's
+/// expected values and canary) could be written into a scenario's repository, and the
+/// next battery's trials would copy them.
+fn a_results_directory_inside_the_corpus_is_refused() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut cfg = f.config("out", Arm::Heuristic);
+    cfg.out = f.scenarios().join(PROPOSAL).join("repo/results");
+    refused(battery(&cfg), &[&canonical(&f.scenarios()), "overlap"])?;
+    ensure!(
+        !cfg.out.exists(),
+        "a refused battery created its results inside the corpus"
+    );
+    Ok(())
+}
+
 fn a_scenario_repository_holding_a_symlink_is_refused_naming_it() -> Result<(), Failed> {
     let f = Fixture::new(&[PROPOSAL]);
     let link = f.scenarios().join(PROPOSAL).join("repo/docs/answers");
@@ -418,6 +433,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_results_directory_overlapping_the_labels_is_refused",
             rules: &["R-BAT-1"],
             run: a_results_directory_overlapping_the_labels_is_refused,
+        },
+        Check {
+            name: "battery::a_results_directory_inside_the_corpus_is_refused",
+            rules: &["R-BAT-1", "R-BAT-3"],
+            run: a_results_directory_inside_the_corpus_is_refused,
         },
         Check {
             name: "battery::a_scenario_repository_holding_a_symlink_is_refused_naming_it",

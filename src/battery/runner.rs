@@ -103,12 +103,20 @@ pub fn check_labels_unreachable(
             l.display()
         )));
     }
+    if o.starts_with(&s) || s.starts_with(&o) {
+        return Err(BatteryError::Input(format!(
+            "the results directory `{}` and the scenarios directory `{}` overlap: results hold every label's expected values and canary, and inside the corpus a trial's repository copy would carry them",
+            o.display(),
+            s.display()
+        )));
+    }
     Ok(())
 }
 
 /// `p` resolved through its nearest existing ancestor (symlinks and `..` included), the
 /// rest appended as written.
-fn canonical_lenient(p: &Path) -> PathBuf {
+#[must_use]
+pub fn canonical_lenient(p: &Path) -> PathBuf {
     let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     for anc in p.ancestors() {
         if let Ok(c) = std::fs::canonicalize(anc) {

@@ -255,7 +255,10 @@ fn say_verdict(outcome: &runner::Outcome, cfg: &Config) {
 
 /// The per-class table, the controls and the infrastructure failures.
 fn print_summary(doc: &ResultsDoc) {
-    print!("{}", crate::report::terminal::summary(doc));
+    print!(
+        "{}",
+        crate::report::printable(&crate::report::terminal::summary(doc))
+    );
 }
 
 /// report.md and report.html beside results.json. A failure here loses nothing (the

@@ -3,7 +3,7 @@
 //! Parse, call [`crate::report`], print or write; a report that cannot be read, rendered
 //! or compared is exit 1, a bad flag exit 2 (clap).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -73,8 +73,11 @@ pub struct DiffArgs {
     pub out: Option<PathBuf>,
 }
 
-fn emit(text: &str, out: &Option<PathBuf>) -> Result<(), ReportError> {
+/// Prints `text`, or writes it to `out`, which may not replace a record of a results
+/// directory read (`inputs`).
+fn emit(text: &str, out: &Option<PathBuf>, inputs: &[&Path]) -> Result<(), ReportError> {
     if let Some(path) = out {
+        report::check_out_beside_records(path, inputs)?;
         report::write(path, text)
     } else {
         print!("{text}");
@@ -90,7 +93,11 @@ fn show(a: &ShowArgs) -> Result<(), ReportError> {
         ShowFormat::Junit => Format::Junit,
     };
     let loaded = report::load(&a.results)?;
-    emit(&report::render(&loaded.doc, &loaded.dir, format)?, &a.out)
+    emit(
+        &report::render(&loaded.doc, &loaded.dir, format)?,
+        &a.out,
+        &[&a.results],
+    )
 }
 
 fn diff(a: &DiffArgs) -> Result<(), ReportError> {
@@ -106,7 +113,7 @@ fn diff(a: &DiffArgs) -> Result<(), ReportError> {
             f.field, f.a, f.b
         );
     }
-    emit(&report::render_diff(&d, format)?, &a.out)
+    emit(&report::render_diff(&d, format)?, &a.out, &[&a.a, &a.b])
 }
 
 pub fn run(cmd: &ReportCommand) -> u8 {

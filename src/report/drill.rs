@@ -226,6 +226,14 @@ fn run_dir(results_dir: &Path, run: &str) -> Result<PathBuf, String> {
     let parts: Vec<Component> = rel.components().collect();
     match parts.as_slice() {
         [Component::Normal(first), Component::Normal(_)] if *first == RUNS_DIR => {
+            for dir in [results_dir.join(RUNS_DIR), results_dir.join(rel)] {
+                if is_symlink(&dir) {
+                    return Err(format!(
+                        "`{}` is a symlink: a kept run is read only from beside results.json, never through a link",
+                        dir.display()
+                    ));
+                }
+            }
             Ok(results_dir.join(rel))
         }
         _ => Err(format!(
@@ -234,10 +242,23 @@ fn run_dir(results_dir: &Path, run: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// Reads a run document with its own strict type; `Ok(None)` when it does not exist.
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Reads a run document with its own strict type; `Ok(None)` when it does not exist. A
+/// symlink on the way (`output/` as a link; the file itself is opened without following
+/// one) is refused, never followed.
 fn read<T: DeserializeOwned>(dir: &Path, rel: &str) -> Result<Option<T>, String> {
     let path = dir.join(rel);
-    if !path.exists() {
+    let mut on_the_way = dir.to_path_buf();
+    for part in Path::new(rel).components() {
+        on_the_way.push(part);
+        if is_symlink(&on_the_way) {
+            return Err(format!("`{rel}` goes through a symlink: not followed"));
+        }
+    }
+    if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
     let bytes = crate::limits::read_capped(&path, crate::limits::Limit::DocBytes)
@@ -637,6 +658,57 @@ mod tests {
             v["phases"] = p;
         }
         serde_json::from_value(v).unwrap()
+    }
+
+    /// A kept run, or a directory in it, replaced by a link to elsewhere is never read
+    /// through the link: the drill-down says so instead of rendering what lies outside the
+    /// results directory.
+    #[test]
+    fn a_kept_run_is_never_read_through_a_symlink() {
+        let results = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(elsewhere.path().join("output")).unwrap();
+        for rel in [
+            "journal.jsonl",
+            "output/evidence.json",
+            "output/claims.json",
+        ] {
+            std::fs::write(elsewhere.path().join(rel), "OUTSIDE").unwrap();
+        }
+        let runs = results.path().join(RUNS_DIR);
+        std::fs::create_dir_all(&runs).unwrap();
+        let mut t = record(None);
+        t.run = Some(format!("{RUNS_DIR}/linked"));
+        std::os::unix::fs::symlink(elsewhere.path(), runs.join("linked")).unwrap();
+        let d = build(&t, results.path());
+        assert!(!d.run.kept, "a linked run was read: {:?}", d.run.unreadable);
+        assert!(
+            d.run
+                .missing
+                .as_deref()
+                .is_some_and(|m| m.contains("symlink")),
+            "{:?}",
+            d.run.missing
+        );
+        // A kept run whose output/ is a link.
+        let kept = runs.join("kept");
+        std::fs::create_dir_all(&kept).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("output"), kept.join("output")).unwrap();
+        t.run = Some(format!("{RUNS_DIR}/kept"));
+        let d = build(&t, results.path());
+        assert!(
+            d.run
+                .unreadable
+                .iter()
+                .any(|u| u.contains("output/") && u.contains("symlink")),
+            "{:?}",
+            d.run.unreadable
+        );
+        assert!(
+            d.run.unreadable.iter().all(|u| !u.contains("OUTSIDE")),
+            "{:?}",
+            d.run.unreadable
+        );
     }
 
     #[test]

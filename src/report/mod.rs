@@ -60,6 +60,49 @@ pub enum ReportError {
     Incompatible(String),
     #[error(transparent)]
     Output(#[from] crate::outpath::OutPathError),
+    /// An output that would replace a record of a results directory being read.
+    #[error(
+        "refusing to write `{}`: it is a record of the results directory `{}` (its results.json, manifest.json, trials/ or runs/); name a path outside them",
+        out.display(),
+        dir.display()
+    )]
+    OverRecords { out: PathBuf, dir: PathBuf },
+}
+
+/// Refuses an `out` that would replace a record of a results directory among `inputs`
+/// (each a results directory or its results.json): its results.json or manifest.json, or
+/// anything under trials/ or runs/. A report beside them (report.md, report.html) is
+/// allowed, as the battery writes it there itself. Paths are compared resolved (symlinks
+/// and `..`), `out` through its nearest existing ancestor.
+///
+/// # Errors
+///
+/// [`ReportError::OverRecords`] naming `out` and the results directory.
+pub fn check_out_beside_records(out: &Path, inputs: &[&Path]) -> Result<(), ReportError> {
+    let o = crate::battery::runner::canonical_lenient(out);
+    for input in inputs {
+        let dir = if input.is_dir() {
+            input.to_path_buf()
+        } else {
+            input.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
+        let Ok(dir) = std::fs::canonicalize(&dir) else {
+            continue;
+        };
+        let record = [results::RESULTS_JSON, results::MANIFEST_JSON]
+            .iter()
+            .any(|f| o == dir.join(f))
+            || [results::TRIALS_DIR, results::RUNS_DIR]
+                .iter()
+                .any(|d| o.starts_with(dir.join(d)));
+        if record {
+            return Err(ReportError::OverRecords {
+                out: out.to_path_buf(),
+                dir,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A results document and where it was read from.
@@ -138,11 +181,27 @@ fn json(doc: &ResultsDoc) -> String {
 /// Any error of the chosen view's renderer.
 pub fn render(doc: &ResultsDoc, dir: &Path, format: Format) -> Result<String, ReportError> {
     match format {
-        Format::Markdown => Ok(markdown::render(doc)),
+        Format::Markdown => Ok(printable(&markdown::render(doc))),
         Format::Html => html::render(doc, dir),
         Format::Json => Ok(json(doc)),
-        Format::Junit => junit::render(doc),
+        Format::Junit => junit::render(doc).map(|xml| printable(&xml)),
     }
+}
+
+/// `text` with every control character but newline and tab, and the two noncharacters
+/// U+FFFE and U+FFFF, replaced by U+FFFD. Results carry what agents wrote (an
+/// infrastructure failure's last stderr lines, a reason): in markdown or on a terminal an
+/// escape sequence would act, and XML 1.0 refuses these characters outright, so a JUnit
+/// file holding one is not well-formed.
+#[must_use]
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let kept =
+                c == '\n' || c == '\t' || !(c.is_control() || c == '\u{fffe}' || c == '\u{ffff}');
+            if kept { c } else { '\u{fffd}' }
+        })
+        .collect()
 }
 
 /// One view of `report diff`.
@@ -152,7 +211,7 @@ pub fn render(doc: &ResultsDoc, dir: &Path, format: Format) -> Result<String, Re
 /// Any error of the chosen view's renderer.
 pub fn render_diff(d: &diff::Diff, format: Format) -> Result<String, ReportError> {
     match format {
-        Format::Markdown => Ok(markdown::render_diff(d)),
+        Format::Markdown => Ok(printable(&markdown::render_diff(d))),
         Format::Html => html::render_diff(d),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(d).unwrap_or_default();
