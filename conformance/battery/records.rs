@@ -1128,6 +1128,62 @@ fn an_empty_selection_is_refused_and_an_empty_shard_reads_back() -> Result<(), F
     Ok(())
 }
 
+/// Regression: nothing kept two batteries out of one results directory, so two resumes
+/// of it each ran every remaining trial and the last to write results.json won. A
+/// battery holds the directory's lock while it writes; another is refused (exit 3, the
+/// conflict code) and changes nothing; a lock file that is a symlink is not followed.
+fn a_results_directory_in_use_by_another_battery_is_refused() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let cfg = f.config("out", Arm::Baseline);
+    battery_ok(&cfg)?;
+    let before = std::fs::read(cfg.out.join("results.json")).unwrap();
+    let mut again = f.config("out", Arm::Baseline);
+    again.resume = true;
+    {
+        let held = std::fs::OpenOptions::new()
+            .write(true)
+            .open(cfg.out.join(".lock"))
+            .map_err(|e| failed(format!("the battery left no lock file: {e}")))?;
+        held.lock().unwrap();
+        match battery(&again) {
+            Err(BatteryError::Busy(msg)) => ensure!(
+                msg.contains(&cfg.out.display().to_string()) && msg.contains("another battery"),
+                "the refusal does not name the directory: {msg}"
+            ),
+            other => {
+                return Err(format!(
+                    "a locked results directory was resumed: {}",
+                    outcome(&other)
+                )
+                .into());
+            }
+        }
+        ensure!(
+            std::fs::read(cfg.out.join("results.json")).unwrap() == before,
+            "a refused resume rewrote results.json"
+        );
+        let o = f.cli(&["battery", "--resume", cfg.out.to_str().unwrap()]);
+        ensure!(
+            o.status.code() == Some(3),
+            "the binary exits {:?} on a locked results directory: {}",
+            o.status.code(),
+            stderr(&o)
+        );
+    }
+    battery_ok(&again)?;
+    let target = f.root().join("elsewhere.lock");
+    std::fs::remove_file(cfg.out.join(".lock")).unwrap();
+    std::os::unix::fs::symlink(&target, cfg.out.join(".lock")).unwrap();
+    match battery(&again) {
+        Err(BatteryError::Input(msg)) => ensure!(msg.contains(".lock"), "{msg}"),
+        other => {
+            return Err(format!("a symlinked lock was accepted: {}", outcome(&other)).into());
+        }
+    }
+    ensure!(!target.exists(), "the lock's symlink was followed");
+    Ok(())
+}
+
 /// Regression: a merge that compared two records of one trial by correctness alone would
 /// keep either of two different answers (another status, tier or value, as wrong).
 fn a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused() -> Result<(), Failed> {
@@ -1319,6 +1375,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::an_empty_selection_is_refused_and_an_empty_shard_reads_back",
             rules: &["R-BAT-13"],
             run: an_empty_selection_is_refused_and_an_empty_shard_reads_back,
+        },
+        Check {
+            name: "battery::a_results_directory_in_use_by_another_battery_is_refused",
+            rules: &["R-BAT-12"],
+            run: a_results_directory_in_use_by_another_battery_is_refused,
         },
         Check {
             name: "battery::a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused",

@@ -58,6 +58,9 @@ pub enum BatteryError {
     Incompatible(String),
     #[error("{0}")]
     Fatal(String),
+    /// The results directory is locked by another battery.
+    #[error("{0}")]
+    Busy(String),
 }
 
 fn canonical(p: &Path) -> Result<PathBuf, BatteryError> {
@@ -364,7 +367,8 @@ pub fn run(
     let digest = corpus_digest(&cfg.scenarios)?;
     let mut manifest = manifest(cfg, digest, vault.seal().to_string(), git);
 
-    let mut done = open_results_dir(cfg, &mut manifest)?;
+    // Held until the battery returns.
+    let (mut done, _lock) = open_results_dir(cfg, &mut manifest)?;
 
     let planned = plan(&selected, &arms, cfg.repeats);
     let done_ids: BTreeSet<String> = done.iter().map(|t| t.id.clone()).collect();
@@ -483,9 +487,10 @@ fn load_corpus(cfg: &Config) -> Result<(Vec<Scenario>, Vault, Vec<String>), Batt
 fn open_results_dir(
     cfg: &Config,
     manifest: &mut Manifest,
-) -> Result<Vec<TrialRecord>, BatteryError> {
+) -> Result<(Vec<TrialRecord>, std::fs::File), BatteryError> {
     let manifest_file = cfg.out.join(MANIFEST_JSON);
     if cfg.resume {
+        let lock = lock_results_dir(&cfg.out)?;
         let old: Manifest = read_manifest(&manifest_file)?;
         // The partition may differ between runs that are compared or merged, never between
         // a run and its resumption: the shard's trials are the ones it holds.
@@ -504,7 +509,7 @@ fn open_results_dir(
             )));
         }
         manifest.started_at = old.started_at;
-        return load_trials(&cfg.out);
+        return Ok((load_trials(&cfg.out)?, lock));
     }
     if cfg.out.exists() && std::fs::read_dir(&cfg.out).map_or(true, |mut d| d.next().is_some()) {
         return Err(BatteryError::Input(format!(
@@ -515,8 +520,45 @@ fn open_results_dir(
     }
     std::fs::create_dir_all(cfg.out.join(TRIALS_DIR))
         .map_err(|e| BatteryError::Input(format!("`{}`: {e}", cfg.out.display())))?;
+    let lock = lock_results_dir(&cfg.out)?;
     write_manifest(&manifest_file, manifest)?;
-    Ok(Vec::new())
+    Ok((Vec::new(), lock))
+}
+
+/// The results directory's lock file, held while a battery writes into it.
+pub const RESULTS_LOCK: &str = ".lock";
+
+/// Locks the results directory `out` for this battery (never through a symlink): two
+/// batteries resuming one directory would each run every remaining trial, and the last
+/// to write results.json would win.
+///
+/// # Errors
+///
+/// `BatteryError::Busy` when another battery holds the lock; `Input` when the lock file
+/// cannot be opened, is not a regular file (a symlink included), or cannot be locked.
+fn lock_results_dir(out: &Path) -> Result<std::fs::File, BatteryError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = out.join(RESULTS_LOCK);
+    let bad = |e: &dyn std::fmt::Display| BatteryError::Input(format!("`{}`: {e}", path.display()));
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| bad(&e))?;
+    if !lock.metadata().map_err(|e| bad(&e))?.is_file() {
+        return Err(bad(&"is not a regular file"));
+    }
+    match lock.try_lock() {
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => Err(BatteryError::Busy(format!(
+            "`{}` is in use by another battery (it holds `{}`): wait for it to end",
+            out.display(),
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(bad(&e)),
+    }
 }
 
 /// The tmpfs a battery may keep its scratch on.

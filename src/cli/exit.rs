@@ -146,6 +146,7 @@ impl ToExitCode for BatteryError {
             BatteryError::Input(_) | BatteryError::Incompatible(_) | BatteryError::Fatal(_) => {
                 REJECTED
             }
+            BatteryError::Busy(_) => CONFLICT,
         }
     }
 }
