@@ -18,9 +18,12 @@ use crate::{Check, ensure};
 
 fn a_label_the_oracle_cannot_reach_fails_the_run_naming_the_scenario() -> Result<(), Failed> {
     let f = Fixture::new(&[PROPOSAL, SUPPORTED]);
-    // A value the skill does not admit: no rail takes it.
+    // `supported` needs a current value, and the target has none: no rail sequence
+    // reaches it, though the label is sound (a label `scenarios check` refuses, such as a
+    // value the skill does not admit, is refused before the battery starts).
     f.edit_label(PROPOSAL, |l| {
-        l["expect"]["values"] = json!({"unit": {"equals": "furlong"}});
+        l["expect"] = json!({"status": "supported",
+                             "evidence": [{"path": "docs/api/checkouts.md", "lines": [8, 15]}]});
     });
     // Evidence outside every inspect scope.
     f.edit_label(SUPPORTED, |l| {

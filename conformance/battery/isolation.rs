@@ -105,6 +105,31 @@ fn a_results_directory_inside_the_corpus_is_refused() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Regression: the battery parsed labels and scenarios for structure only, so what
+/// `scenarios check` refuses ran: a scenario filed in another class was scored there, and
+/// a canary that is not one (empty, or a word the repository holds) failed the cheater
+/// control without naming the label. Each is refused before any trial, naming the file.
+fn what_scenarios_check_refuses_the_battery_refuses_naming_it() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let scenario = f.scenarios().join(PROPOSAL).join("scenario.json");
+    let mut doc = read_json(&scenario);
+    doc["class"] = serde_json::json!("conflicting");
+    crate::support::write_json(&scenario, &doc);
+    refused(
+        battery(&f.config("out", Arm::Heuristic)),
+        &[&scenario.display().to_string(), "class"],
+    )?;
+    ensure!(!f.out("out").exists(), "a refused battery created --out");
+    let f = Fixture::new(&[PROPOSAL]);
+    f.edit_label(PROPOSAL, |l| l["canary"] = serde_json::json!(""));
+    refused(
+        battery(&f.config("out", Arm::Heuristic)),
+        &[&f.label(PROPOSAL).display().to_string(), "canary"],
+    )?;
+    ensure!(!f.out("out").exists(), "a refused battery created --out");
+    Ok(())
+}
+
 fn a_scenario_repository_holding_a_symlink_is_refused_naming_it() -> Result<(), Failed> {
     let f = Fixture::new(&[PROPOSAL]);
     let link = f.scenarios().join(PROPOSAL).join("repo/docs/answers");
@@ -438,6 +463,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_results_directory_inside_the_corpus_is_refused",
             rules: &["R-BAT-1", "R-BAT-3"],
             run: a_results_directory_inside_the_corpus_is_refused,
+        },
+        Check {
+            name: "battery::what_scenarios_check_refuses_the_battery_refuses_naming_it",
+            rules: &["R-BAT-3", "R-BAT-8", "X-CORPUS-1"],
+            run: what_scenarios_check_refuses_the_battery_refuses_naming_it,
         },
         Check {
             name: "battery::a_scenario_repository_holding_a_symlink_is_refused_naming_it",

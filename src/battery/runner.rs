@@ -460,6 +460,27 @@ fn load_corpus(cfg: &Config) -> Result<(Vec<Scenario>, Vault, Vec<String>), Batt
         )));
     }
     check_labels_unreachable(&cfg.scenarios, &cfg.labels, &cfg.out)?;
+    // What `scenarios check` names (but the oracle's reach and the coverage, which take
+    // their own runs): a label or scenario it refuses would be scored wrongly or fail a
+    // control in a way that names neither — a scenario in the wrong class, a canary that
+    // is not one, evidence outside the repository, a canary inside the corpus.
+    let report = super::check::check(
+        &cfg.scenarios,
+        &cfg.labels,
+        super::check::Options {
+            coverage: false,
+            oracle: false,
+        },
+    );
+    if !report.ok() {
+        let list: Vec<String> = report.problems.iter().map(|p| format!("  {p}")).collect();
+        return Err(BatteryError::Input(format!(
+            "the corpus at `{}` or its labels at `{}` have problems (see `anvil-bench scenarios check`):\n{}",
+            cfg.scenarios.display(),
+            cfg.labels.display(),
+            list.join("\n")
+        )));
+    }
     let vault = Vault::open(&cfg.labels).map_err(|e| BatteryError::Input(e.to_string()))?;
     let ids: Vec<(String, String)> = scenarios
         .iter()
