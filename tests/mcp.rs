@@ -446,3 +446,205 @@ fn claude_runs_the_heuristic_policy_through_mcp_tools_under_bubblewrap() {
         investigate_heuristic_through_mcp(&["--backend", "bubblewrap"]);
     }
 }
+
+// --- The protocol on the wire: lines a client library would never send ------------------
+
+/// `mcp serve` on `run` driven line by line: what a client writes, as it writes it.
+struct Wire {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    replies: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Wire {
+    /// The server, past the handshake.
+    fn start(run: &Path) -> Wire {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = Command::new(BIN)
+            .args(["mcp", "serve", "--run"])
+            .arg(run)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let (tx, replies) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                let reply = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("the server wrote a line that is not JSON: {e}: {line}")
+                });
+                if tx.send(reply).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut wire = Wire {
+            child,
+            stdin,
+            replies,
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "wire", "version": "1"}}});
+        wire.send(&[
+            init.to_string(),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        ]);
+        assert_eq!(wire.reply()["id"], 0);
+        wire
+    }
+
+    /// Writes `lines` in one write, as a client sending several requests at once does.
+    fn send(&mut self, lines: &[String]) {
+        use std::io::Write;
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        self.stdin.write_all(text.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes. The timeout only turns a missing reply into a
+    /// failure instead of a hang.
+    fn reply(&self) -> Value {
+        self.replies
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("no reply from the server")
+    }
+
+    /// The next `n` replies, by id (a refusal with no id under `null`).
+    fn replies(&self, n: usize) -> Vec<(String, Value)> {
+        (0..n)
+            .map(|_| {
+                let reply = self.reply();
+                (reply["id"].to_string(), reply)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Wire {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tool_call(id: u64, tool: &str, arguments: &Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": arguments}})
+    .to_string()
+}
+
+/// The text of a tool result in a reply.
+fn reply_text(reply: &Value) -> String {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a tool result: {reply}"))
+        .to_string()
+}
+
+/// The rails the journal recorded, in order.
+fn journal_rails(run: &Path) -> Vec<String> {
+    std::fs::read_to_string(run.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["rail"].to_string())
+        .collect()
+}
+
+/// Regression: tool calls sent together ran in parallel and in any order (freeze_research
+/// first, freezing an empty research and refusing the rest).
+#[test]
+fn tool_calls_sent_together_run_in_the_order_they_were_sent() {
+    let evidence = json!({"path": "src/payments/service.py", "startLine": 33, "endLine": 38, "idempotencyKey": "ev"});
+    // An artifact's id is its coordinate's hash: a probe run learns the one to cite.
+    let probe = tempfile::tempdir().unwrap();
+    let mut wire = Wire::start(&open_case(probe.path()));
+    wire.send(&[tool_call(1, "add_evidence", &evidence)]);
+    let artifact: Value = serde_json::from_str(&reply_text(&wire.reply())).unwrap();
+    drop(wire);
+    // Without the ordering the calls land in order some of the time: a few tries.
+    for attempt in 0..5 {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = open_case(tmp.path());
+        let mut wire = Wire::start(&run);
+        wire.send(&[
+            tool_call(1, "add_evidence", &evidence),
+            tool_call(
+                2,
+                "add_claim",
+                &json!({"predicate": "field.unit", "value": "s", "artifactIds": [artifact["id"]],
+                        "confidence": 0.9, "idempotencyKey": "cl"}),
+            ),
+            tool_call(3, "freeze_research", &json!({"idempotencyKey": "fr"})),
+        ]);
+        let mut replies = wire.replies(3);
+        replies.sort_by(|a, b| a.0.cmp(&b.0));
+        for (id, reply) in &replies {
+            assert_ne!(
+                reply["result"]["isError"],
+                true,
+                "attempt {attempt}, id {id}: {}",
+                reply_text(reply)
+            );
+        }
+        let research: Value = serde_json::from_str(&reply_text(&replies[2].1)).unwrap();
+        assert_eq!(
+            research["claims"].as_array().map(Vec::len),
+            Some(1),
+            "{research:#}"
+        );
+        let rails = journal_rails(&run);
+        let last: Vec<&str> = rails
+            .iter()
+            .rev()
+            .take(3)
+            .rev()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            last,
+            ["\"add-evidence\"", "\"add-claim\"", "\"freeze-research\""],
+            "attempt {attempt}: {rails:?}"
+        );
+    }
+}
+
+/// Regression: two requests with one id in flight both ran, and one got no response.
+#[test]
+fn a_request_whose_id_is_in_flight_is_refused_without_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_case(tmp.path());
+    let mut wire = Wire::start(&run);
+    let evidence = |key: &str| json!({"path": "src/payments/service.py", "idempotencyKey": key});
+    wire.send(&[
+        tool_call(7, "add_evidence", &evidence("first")),
+        tool_call(7, "add_evidence", &evidence("second")),
+    ]);
+    let replies = wire.replies(2);
+    assert!(replies.iter().all(|(id, _)| id == "7"), "{replies:?}");
+    let refused: Vec<&Value> = replies
+        .iter()
+        .map(|(_, r)| r)
+        .filter(|r| r.get("error").is_some())
+        .collect();
+    assert_eq!(refused.len(), 1, "{replies:?}");
+    assert_eq!(refused[0]["error"]["code"], -32600);
+    let message = refused[0]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("id 7 is already in flight"), "{message}");
+    // Only the first ran; once answered, its id is free again.
+    let keys: Vec<String> = std::fs::read_to_string(run.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|l| l["idempotencyKey"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(keys, ["first"]);
+    wire.send(&[tool_call(7, "show", &json!({}))]);
+    let show = wire.reply();
+    assert_eq!(show["id"], 7);
+    assert!(reply_text(&show).contains("\"state\""), "{show}");
+}

@@ -5,6 +5,7 @@
 //! * [`rail_backend`] — where a rail call runs: in process, or relayed out of a sandbox.
 //! * [`router`] — the read-only investigation router's operations as tools.
 //! * [`lines`] — the client's lines, read with a cap and checked to be JSON.
+//! * [`session`] — the client's requests: ids in flight, and tool calls in arrival order.
 //!
 //! Invariant: a tool call either returns the rail's result or an MCP tool error
 //! (`isError`) whose text starts with the refusal's stable kind (`CaseError::kind()`):
@@ -19,6 +20,7 @@ pub mod args;
 pub mod lines;
 pub mod rail_backend;
 pub mod router;
+pub mod session;
 
 use std::sync::Arc;
 
@@ -33,6 +35,7 @@ use serde_json::Value;
 
 use self::args::{RAIL_TOOLS, RailCall};
 use self::rail_backend::{RailBackend, Refusal};
+use self::session::Session;
 use crate::case::{CaseError, RunHandle};
 use crate::limits::{Limit, LimitError};
 
@@ -64,6 +67,7 @@ impl McpError {
 pub struct AnvilServer {
     run: RunHandle,
     backend: RailBackend,
+    session: Arc<Session>,
 }
 
 impl AnvilServer {
@@ -77,6 +81,7 @@ impl AnvilServer {
         Ok(AnvilServer {
             run: run.absolute()?,
             backend,
+            session: Arc::default(),
         })
     }
 
@@ -144,8 +149,11 @@ impl ServerHandler for AnvilServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // rmcp runs each request in a task of its own: without the turn, calls sent together
+        // would reach the run's lock in any order.
+        let _turn = Arc::clone(&self.session).turn(&context.id).await;
         let name = request.name.to_string();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
@@ -171,11 +179,12 @@ impl ServerHandler for AnvilServer {
 
 /// Serves `run` on stdin/stdout until the client closes stdin.
 ///
-/// Every line the client sends is checked to be JSON before the protocol sees it: a line
-/// that is not gets a JSON-RPC parse error (code -32700, id null), one over
-/// [`Limit::McpLineBytes`] an invalid-request error naming the cap (see [`lines`]), and the
-/// server keeps serving, instead of dropping it silently. One task owns stdout and writes whole lines,
-/// so a parse error never interleaves with a response.
+/// Every line the client sends is checked before the protocol sees it: a line that is not
+/// JSON gets a JSON-RPC parse error (code -32700, id null), one over
+/// [`Limit::McpLineBytes`] an invalid-request error naming the cap (see [`lines`]), a request whose id is in flight an invalid-request error
+/// naming the id (see [`session`]), and the server keeps serving, instead of dropping it
+/// silently. The session's tool calls run one at a time in the order they were read. One
+/// task owns stdout and writes whole lines, so a refusal never interleaves with a response.
 ///
 /// # Errors
 ///
@@ -188,6 +197,7 @@ pub fn serve_stdio(run: &RunHandle) -> Result<(), McpError> {
 
     let line_cap = Limit::McpLineBytes.value()?;
     let server = AnvilServer::new(run, RailBackend::from_env())?;
+    let session = Arc::clone(&server.session);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -197,8 +207,9 @@ pub fn serve_stdio(run: &RunHandle) -> Result<(), McpError> {
         let (server_out, from_server) = tokio::io::duplex(1 << 20);
         let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
 
-        // stdin → the server, refusals (not JSON, over the cap) → stdout.
+        // stdin → the server, refusals (not JSON, over the cap, an id in flight…) → stdout.
         let errors = lines_tx.clone();
+        let admitted = Arc::clone(&session);
         tokio::spawn(async move {
             let mut to_server = to_server;
             let mut stdin = BufReader::new(tokio::io::stdin());
@@ -210,6 +221,12 @@ pub fn serve_stdio(run: &RunHandle) -> Result<(), McpError> {
                 let lines::Line::Json(text) = line else {
                     continue;
                 };
+                // Admitted here, in the order the lines were read: a tool call's turn is
+                // taken before the protocol spawns anything for it.
+                if let Err(reply) = admitted.admit(&text) {
+                    let _ = errors.send(reply.to_string());
+                    continue;
+                }
                 if to_server
                     .write_all(format!("{text}\n").as_bytes())
                     .await
@@ -224,6 +241,7 @@ pub fn serve_stdio(run: &RunHandle) -> Result<(), McpError> {
         tokio::spawn(async move {
             let mut out = BufReader::new(from_server).lines();
             while let Ok(Some(line)) = out.next_line().await {
+                session.answered(&line);
                 if lines_tx.send(line).is_err() {
                     break;
                 }
