@@ -648,3 +648,47 @@ fn a_request_whose_id_is_in_flight_is_refused_without_running() {
     assert_eq!(show["id"], 7);
     assert!(reply_text(&show).contains("\"state\""), "{show}");
 }
+
+/// Regression: a key given twice in a tool call's arguments was resolved last-one-wins.
+#[test]
+fn a_key_given_twice_in_a_tool_call_is_refused_by_its_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_case(tmp.path());
+    let mut wire = Wire::start(&run);
+    let call = |id: u64, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add_evidence","arguments":{arguments}}}}}"#
+        )
+    };
+    wire.send(&[
+        call(
+            1,
+            r#"{"path":"/etc/passwd","idempotencyKey":"k","path":"src/payments/service.py"}"#,
+        ),
+        call(
+            2,
+            r#"{"path":"src/payments/service.py","idempotencyKey":"a","idempotencyKey":"b"}"#,
+        ),
+        call(3, r#"{"path":"src/payments/service.py","idempotencyKey":"c","x":{"v":1,"v":2}}"#),
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"show","name":"add_evidence","arguments":{}}}"#.to_string(),
+    ]);
+    let mut replies = wire.replies(4);
+    replies.sort_by(|a, b| a.0.cmp(&b.0));
+    for ((_, reply), field) in replies.iter().zip([
+        "arguments.path",
+        "arguments.idempotencyKey",
+        "arguments.x.v",
+    ]) {
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+        let text = reply_text(reply);
+        assert!(text.starts_with("rejected_document: "), "{text}");
+        assert!(text.contains(&format!("duplicate key `{field}`")), "{text}");
+    }
+    let (_, outside) = &replies[3];
+    assert_eq!(outside["error"]["code"], -32600, "{outside}");
+    let message = outside["error"]["message"].as_str().unwrap();
+    assert!(message.contains("duplicate key `params.name`"), "{message}");
+    // No rail ran.
+    assert!(!run.join("journal.jsonl").exists() || journal_rails(&run).is_empty());
+    assert!(!run.join("output/evidence.json").exists());
+}

@@ -3,11 +3,16 @@
 //!
 //! Invariant: no line grows the server's memory past [`Limit::McpLineBytes`] (the rest of
 //! an over-long line is read and dropped), and every line is either passed on as JSON text
-//! or answered with a JSON-RPC error — never dropped silently, never ending the session.
+//! with no key repeated in any object, or answered with a JSON-RPC error (or, for a tool
+//! call's arguments, a tool error) — never dropped silently, never ending the session.
 
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
+use crate::case::CaseError;
+use crate::case::proposal::{DocError, DocErrorKind};
 use crate::limits::Limit;
 
 /// One line from the client, classified.
@@ -21,6 +26,54 @@ pub enum Line {
     NotJson,
     /// Longer than the cap: answered with an invalid-request error (-32600) naming it.
     TooLong,
+    /// JSON with a key given twice in one object (at `path`, from the line's root): answered
+    /// with an invalid-request error (-32600) naming the path, or, inside the `arguments`
+    /// of a call to `tool`, with that tool's `rejected_document` refusal.
+    RepeatsAKey {
+        path: String,
+        id: Value,
+        tool: Option<String>,
+    },
+}
+
+/// The id and method of a request, read without building it: enough to answer a line that
+/// is refused.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+}
+
+/// The tool a `tools/call` names, read the same way.
+#[derive(Deserialize)]
+struct Call {
+    params: CallParams,
+}
+
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+}
+
+/// The id of the request on `text` when it has one a JSON-RPC id can be (a string or a
+/// number), else null; and the tool it calls, if it is a `tools/call`.
+fn head(text: &str) -> (Value, Option<String>) {
+    let Ok(head) = serde_json::from_str::<Head>(text) else {
+        return (Value::Null, None);
+    };
+    let id = match head.id {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id,
+        _ => Value::Null,
+    };
+    let tool = match head.method.as_deref() {
+        Some("tools/call") => serde_json::from_str::<Call>(text)
+            .ok()
+            .map(|c| c.params.name),
+        _ => None,
+    };
+    (id, tool)
 }
 
 /// Classifies the bytes of one line (without its newline).
@@ -32,27 +85,61 @@ pub fn classify(bytes: &[u8]) -> Line {
     if text.trim().is_empty() {
         return Line::Blank;
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(_) => Line::Json(text.to_string()),
-        Err(_) => Line::NotJson,
+    // serde_json keeps the last of a repeated key: the strict parser refuses it instead, so
+    // what a rail is called with is never a guess at which of two values was meant.
+    let Err(e) = crate::json_path::parse(text) else {
+        return Line::Json(text.to_string());
+    };
+    if !e.message.starts_with("duplicate key") {
+        return Line::NotJson;
+    }
+    let (id, tool) = head(text);
+    Line::RepeatsAKey {
+        path: e.path,
+        id,
+        tool,
     }
 }
 
-/// The JSON-RPC error answering a line that cannot be passed on (`None` for the rest).
+/// The JSON-RPC message answering a line that cannot be passed on (`None` for the rest).
 #[must_use]
 pub fn refusal(line: &Line, cap: u64) -> Option<Value> {
-    let (code, message) = match line {
-        Line::NotJson => (-32700, "Parse error: the line is not JSON".to_string()),
+    let (id, code, message) = match line {
+        Line::NotJson => (
+            Value::Null,
+            -32700,
+            "Parse error: the line is not JSON".to_string(),
+        ),
         Line::TooLong => (
+            Value::Null,
             -32600,
             format!(
                 "Invalid Request: the line {}",
                 Limit::McpLineBytes.exceeded(cap, None)
             ),
         ),
+        Line::RepeatsAKey {
+            path,
+            id,
+            tool: Some(tool),
+        } if path.starts_with("params.arguments.") => {
+            // The tool's own refusal of its arguments, as an unknown field gets.
+            let field = path.trim_start_matches("params.");
+            let reason = format!("duplicate key `{field}` (each key may appear once)");
+            let e = CaseError::Document(DocError::new(tool, field, DocErrorKind::Syntax, reason));
+            let result =
+                CallToolResult::error(vec![ContentBlock::text(format!("{}: {e}", e.kind()))]);
+            let result = serde_json::to_value(result).unwrap_or_default();
+            return Some(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        }
+        Line::RepeatsAKey { path, id, .. } => (
+            id.clone(),
+            -32600,
+            format!("Invalid Request: duplicate key `{path}` (each key may appear once)"),
+        ),
         Line::Blank | Line::Json(_) => return None,
     };
-    Some(json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}))
+    Some(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
 
 /// Reads the next line of at most `cap` bytes; `None` at end of input. An over-long line is
@@ -135,5 +222,39 @@ mod tests {
                 && message.contains("ANVIL_MAX_MCP_LINE_BYTES"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused_by_its_path() {
+        let line = classify(
+            br#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add_claim",
+                "arguments": {"value": {"a": 1, "a": 2}}}}"#,
+        );
+        assert_eq!(
+            line,
+            Line::RepeatsAKey {
+                path: "params.arguments.value.a".into(),
+                id: json!(2),
+                tool: Some("add_claim".into()),
+            }
+        );
+        let e = refusal(&line, 10).unwrap();
+        assert_eq!(e["id"], 2);
+        assert_eq!(e["result"]["isError"], true, "{e}");
+        let text = e["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("rejected_document: ")
+                && text.contains("duplicate key `arguments.value.a`"),
+            "{text}"
+        );
+        // Outside a tool's arguments, the request itself is invalid.
+        let line = classify(br#"{"jsonrpc": "2.0", "id": 3, "id": 4, "method": "ping"}"#);
+        let e = refusal(&line, 10).unwrap();
+        assert_eq!(
+            (&e["id"], &e["error"]["code"]),
+            (&Value::Null, &json!(-32600))
+        );
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains("duplicate key `id`"), "{message}");
     }
 }
