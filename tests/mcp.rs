@@ -692,3 +692,23 @@ fn a_key_given_twice_in_a_tool_call_is_refused_by_its_path() {
     assert!(!run.join("journal.jsonl").exists() || journal_rails(&run).is_empty());
     assert!(!run.join("output/evidence.json").exists());
 }
+
+/// Regression: a line nested past the protocol's depth got "not JSON" with id null.
+#[test]
+fn a_line_nested_too_deep_is_refused_as_such_with_its_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_case(tmp.path());
+    let mut wire = Wire::start(&run);
+    let value = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    wire.send(&[format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"add_claim","arguments":{{"predicate":"field.unit","value":{value},"artifactIds":["ev-1"],"idempotencyKey":"k"}}}}}}"#
+    )]);
+    let reply = wire.reply();
+    assert_eq!(reply["id"], 5, "{reply}");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("nested 203 deep, over the limit of 127"),
+        "{message}"
+    );
+}

@@ -15,6 +15,10 @@ use crate::case::CaseError;
 use crate::case::proposal::{DocError, DocErrorKind};
 use crate::limits::Limit;
 
+/// The deepest nesting of arrays and objects a line may have: serde_json, which the protocol
+/// reads lines with, stops at 128 levels.
+pub const MAX_DEPTH: usize = 127;
+
 /// One line from the client, classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line {
@@ -26,6 +30,9 @@ pub enum Line {
     NotJson,
     /// Longer than the cap: answered with an invalid-request error (-32600) naming it.
     TooLong,
+    /// JSON nested deeper than [`MAX_DEPTH`]: answered with an invalid-request error
+    /// (-32600) saying so, carrying the request's id when it can be read (else null).
+    TooDeep { depth: usize, id: Value },
     /// JSON with a key given twice in one object (at `path`, from the line's root): answered
     /// with an invalid-request error (-32600) naming the path, or, inside the `arguments`
     /// of a call to `tool`, with that tool's `rejected_document` refusal.
@@ -37,7 +44,8 @@ pub enum Line {
 }
 
 /// The id and method of a request, read without building it: enough to answer a line that
-/// is refused.
+/// is refused. Other members are skipped without recursion (and without serde_json's depth
+/// limit), so a line nested too deep still gives its id.
 #[derive(Deserialize)]
 struct Head {
     #[serde(default)]
@@ -76,6 +84,33 @@ fn head(text: &str) -> (Value, Option<String>) {
     (id, tool)
 }
 
+/// How deep `text` nests arrays and objects, counted in one pass without recursion.
+fn depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// Classifies the bytes of one line (without its newline).
 #[must_use]
 pub fn classify(bytes: &[u8]) -> Line {
@@ -90,6 +125,11 @@ pub fn classify(bytes: &[u8]) -> Line {
     let Err(e) = crate::json_path::parse(text) else {
         return Line::Json(text.to_string());
     };
+    let depth = depth(text);
+    if depth > MAX_DEPTH {
+        let (id, _) = head(text);
+        return Line::TooDeep { depth, id };
+    }
     if !e.message.starts_with("duplicate key") {
         return Line::NotJson;
     }
@@ -116,6 +156,13 @@ pub fn refusal(line: &Line, cap: u64) -> Option<Value> {
             format!(
                 "Invalid Request: the line {}",
                 Limit::McpLineBytes.exceeded(cap, None)
+            ),
+        ),
+        Line::TooDeep { depth, id } => (
+            id.clone(),
+            -32600,
+            format!(
+                "Invalid Request: the line is nested {depth} deep, over the limit of {MAX_DEPTH}"
             ),
         ),
         Line::RepeatsAKey {
@@ -221,6 +268,48 @@ mod tests {
             message.contains("MCP_LINE_BYTES cap of 10")
                 && message.contains("ANVIL_MAX_MCP_LINE_BYTES"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn a_line_nested_past_the_limit_is_too_deep_and_keeps_its_id() {
+        let nested = |n: usize| {
+            let value = format!("{}{}", "[".repeat(n), "]".repeat(n));
+            format!(
+                r#"{{"id": "a\"[{{", "params": {{"arguments": {{"v": {value}}}}}, "method": "m"}}"#
+            )
+        };
+        let within = nested(MAX_DEPTH - 3);
+        assert!(matches!(classify(within.as_bytes()), Line::Json(_)));
+        let line = classify(nested(MAX_DEPTH - 2).as_bytes());
+        assert_eq!(
+            line,
+            Line::TooDeep {
+                depth: MAX_DEPTH + 1,
+                id: json!("a\"[{")
+            }
+        );
+        let e = refusal(&line, 10).unwrap();
+        assert_eq!(
+            (&e["id"], &e["error"]["code"]),
+            (&json!("a\"[{"), &json!(-32600))
+        );
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("nested 128 deep, over the limit of 127"),
+            "{message}"
+        );
+        // An id that is not one a request can have is not echoed.
+        let line = classify(nested(300).replace(r#""a\"[{""#, "[1]").as_bytes());
+        assert!(
+            matches!(
+                line,
+                Line::TooDeep {
+                    id: Value::Null,
+                    ..
+                }
+            ),
+            "{line:?}"
         );
     }
 

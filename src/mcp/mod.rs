@@ -181,8 +181,8 @@ impl ServerHandler for AnvilServer {
 ///
 /// Every line the client sends is checked before the protocol sees it: a line that is not
 /// JSON gets a JSON-RPC parse error (code -32700, id null), one over
-/// [`Limit::McpLineBytes`] or repeating a key an invalid-request error saying so (see
-/// [`lines`]), a request whose id is in flight an invalid-request error
+/// [`Limit::McpLineBytes`], nested too deep or repeating a key an invalid-request error
+/// saying so (see [`lines`]), a request whose id is in flight an invalid-request error
 /// naming the id (see [`session`]), and the server keeps serving, instead of dropping it
 /// silently. The session's tool calls run one at a time in the order they were read. One
 /// task owns stdout and writes whole lines, so a refusal never interleaves with a response.
