@@ -712,3 +712,18 @@ fn a_line_nested_too_deep_is_refused_as_such_with_its_id() {
         "{message}"
     );
 }
+
+/// A `tools/call` whose params are not a call is invalid params, not an unknown method.
+#[test]
+fn a_tool_call_without_valid_params_is_invalid_params() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = open_case(tmp.path());
+    let mut wire = Wire::start(&run);
+    wire.send(&[
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#.to_string(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"show","arguments":"{}"}}"#.to_string(),
+    ]);
+    for (id, reply) in wire.replies(2) {
+        assert_eq!(reply["error"]["code"], -32602, "{id}: {reply}");
+    }
+}

@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
+use rmcp::model::{CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, RequestId};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
@@ -83,7 +83,8 @@ impl Session {
 
     /// Admits a JSON line read from the client before the protocol sees it: a request's id
     /// is taken (and a tool call gets its ticket). The JSON-RPC error to answer instead
-    /// when the id is already in flight.
+    /// when the id is already in flight, or when a `tools/call` has no valid params (which
+    /// the protocol would answer as an unknown method).
     ///
     /// # Errors
     ///
@@ -94,6 +95,11 @@ impl Session {
             return Ok(());
         };
         let id = request.id;
+        if let ClientRequest::CustomRequest(custom) = &request.request
+            && custom.method == "tools/call"
+        {
+            return Err(invalid_params(&id, custom.params.as_ref()));
+        }
         let mut state = self.state();
         if !state.in_flight.insert(id.clone()) {
             let message = format!(
@@ -158,6 +164,21 @@ fn error(id: &RequestId, code: i64, message: &str) -> Value {
            "error": {"code": code, "message": message}})
 }
 
+/// The invalid-params error of a `tools/call` whose params do not read as a call.
+fn invalid_params(id: &RequestId, params: Option<&Value>) -> Value {
+    let why = match params {
+        None => "missing params".to_string(),
+        Some(params) => match serde_json::from_value::<CallToolRequestParams>(params.clone()) {
+            Err(e) => e.to_string(),
+            Ok(_) => "params that do not read as a tool call".to_string(),
+        },
+    };
+    let message = format!(
+        "Invalid params: tools/call takes {{\"name\": string, \"arguments\": object}}: {why}"
+    );
+    error(id, -32602, &message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +241,20 @@ mod tests {
         session.admit(&text).unwrap();
         session.answered(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
         session.admit(&call(7)).unwrap();
+    }
+
+    #[test]
+    fn a_tool_call_without_valid_params_is_invalid_params() {
+        let session = Session::default();
+        for text in [
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"show","arguments":"{}"}}"#,
+        ] {
+            let refused = session.admit(text).unwrap_err();
+            assert_eq!(refused["id"], 4, "{text}");
+            assert_eq!(refused["error"]["code"], -32602, "{text}: {refused}");
+        }
+        // Nothing was taken: the id is free.
+        session.admit(&call(4)).unwrap();
     }
 }
