@@ -571,16 +571,30 @@ fn lock_results_dir(out: &Path) -> Result<std::fs::File, BatteryError> {
     if !lock.metadata().map_err(|e| bad(&e))?.is_file() {
         return Err(bad(&"is not a regular file"));
     }
-    match lock.try_lock() {
-        Ok(()) => Ok(lock),
-        Err(std::fs::TryLockError::WouldBlock) => Err(BatteryError::Busy(format!(
-            "`{}` is in use by another battery (it holds `{}`): wait for it to end",
-            out.display(),
-            path.display()
-        ))),
-        Err(std::fs::TryLockError::Error(e)) => Err(bad(&e)),
+    // A lock is held by its open file, which a process forked in between (any `Command`
+    // of this process, until its exec closes the copy) holds too: a lock just released may
+    // still look held for that moment. Another battery holds it far longer than the grace.
+    let deadline = std::time::Instant::now() + LOCK_GRACE;
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(BatteryError::Busy(format!(
+                    "`{}` is in use by another battery (it holds `{}`): wait for it to end",
+                    out.display(),
+                    path.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(bad(&e)),
+        }
     }
 }
+
+/// How long a held results lock is waited for before the directory is called busy.
+const LOCK_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The tmpfs a battery may keep its scratch on.
 const SHM: &str = "/dev/shm";
