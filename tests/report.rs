@@ -464,3 +464,46 @@ fn agent_control_characters_are_neither_acted_on_nor_break_the_junit_xml() {
         "the escape was not replaced"
     );
 }
+
+/// Regression: a report rendered the summaries results.json stored, so figures edited to
+/// contradict its trials (an accuracy of 99.9%, a count no trial gives) were shown as the
+/// battery's. Every derived figure must recompute from the trials and the seed (R-BAT-14);
+/// one that does not is refused, naming it.
+#[test]
+fn a_report_refuses_figures_that_do_not_recompute_from_the_trials() {
+    let tmp = tempfile::tempdir().unwrap();
+    let original: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("heuristic").join("results.json")).unwrap())
+            .unwrap();
+    let edits: [(&str, fn(&mut serde_json::Value)); 3] = [
+        ("classes", |v| {
+            v["classes"][0]["arms"]["heuristic"]["accuracy"] = serde_json::json!(0.999);
+        }),
+        ("overall", |v| v["overall"]["n"] = serde_json::json!(7)),
+        ("controls", |v| {
+            let controls = v["controls"].as_object_mut().unwrap();
+            let (key, _) = controls.iter().next().unwrap();
+            let key = key.clone();
+            controls.remove(&key);
+        }),
+    ];
+    for (field, edit) in edits {
+        let dir = tmp.path().join(field);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut v = original.clone();
+        edit(&mut v);
+        assert_ne!(v, original, "fixture: the {field} edit changed nothing");
+        std::fs::write(dir.join("results.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+        let o = cli(&["report", "show", dir.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{field}: {stderr}");
+        assert!(
+            stderr.contains(&format!("`{field}`")) && stderr.contains("R-BAT-14"),
+            "{field}: {stderr}"
+        );
+        assert!(
+            o.stdout.is_empty(),
+            "a report was rendered from edited figures"
+        );
+    }
+}

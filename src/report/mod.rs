@@ -123,6 +123,12 @@ pub struct Loaded {
 /// unreadable, over the cap, of another format or version, or malformed (its field named).
 pub fn load(path: &Path) -> Result<Loaded, ReportError> {
     let doc = results::read_results(path)?;
+    if let Some(field) = unrecomputed(&doc) {
+        return Err(ReportError::Incompatible(format!(
+            "`{}`: its `{field}` is not what its trials give (R-BAT-14: every figure recomputes from the trials and the manifest's seed); the file was edited — `anvil-bench battery merge` of its directory recomputes it",
+            path.display()
+        )));
+    }
     let dir = if path.is_dir() {
         path.to_path_buf()
     } else {
@@ -133,6 +139,32 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
         given: path.to_path_buf(),
         dir,
     })
+}
+
+/// The first derived member of `doc` (the summaries, the controls, the deterministic
+/// arms' disagreements, the trials' order) that differs from what its trials, manifest
+/// and seed give; `None` when every one recomputes.
+fn unrecomputed(doc: &ResultsDoc) -> Option<&'static str> {
+    let again = crate::battery::runner::assemble(
+        doc.manifest.clone(),
+        doc.trials.clone(),
+        doc.not_run.clone(),
+        doc.label_seal_after.clone(),
+        doc.complete,
+    );
+    [
+        ("classes", again.classes == doc.classes),
+        ("overall", again.overall == doc.overall),
+        ("controls", again.controls == doc.controls),
+        (
+            "nondeterministic",
+            again.nondeterministic == doc.nondeterministic,
+        ),
+        ("trials", again.trials == doc.trials),
+    ]
+    .into_iter()
+    .find(|(_, same)| !same)
+    .map(|(field, _)| field)
 }
 
 /// The JSON view: the figures report.md shows, as data.
