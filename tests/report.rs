@@ -475,7 +475,8 @@ fn a_report_refuses_figures_that_do_not_recompute_from_the_trials() {
     let original: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixture("heuristic").join("results.json")).unwrap())
             .unwrap();
-    let edits: [(&str, fn(&mut serde_json::Value)); 3] = [
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 3] = [
         ("classes", |v| {
             v["classes"][0]["arms"]["heuristic"]["accuracy"] = serde_json::json!(0.999);
         }),
