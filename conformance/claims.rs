@@ -34,6 +34,11 @@ pub fn checks() -> Vec<Check> {
             run: out_of_vocabulary_cli,
         },
         Check {
+            name: "claims::a_hand_written_claim_as_a_positional_array_is_refused_at_freeze",
+            rules: &["R-DOC-6", "R-PARSE-7"],
+            run: positional_claim_at_freeze,
+        },
+        Check {
             name: "claims::an_out_of_vocabulary_predicate_in_a_hand_written_claims_json_is_rejected_at_freeze",
             rules: &["R-CL-3", "R-CL-5"],
             run: out_of_vocabulary_at_freeze,
@@ -198,6 +203,39 @@ fn out_of_vocabulary_cli() -> Result<(), Failed> {
     ensure!(
         !out(&run, "claims.json").exists(),
         "claims.json was written"
+    );
+    Ok(())
+}
+
+/// serde reads a struct from a positional array of its fields too; claims.json's claims
+/// are objects (the schema's `type: object`), so a claim written as
+/// `["cl-…", "field.unit", "s", ["ev-…"], 1.0]` is refused by name, and nothing freezes.
+fn positional_claim_at_freeze() -> Result<(), Failed> {
+    let w = World::new();
+    let u = unit_research(&w)?;
+    let mut doc = read_json(&out(&u.run, "claims.json"));
+    let first = doc["claims"][0].clone();
+    doc["claims"][0] = json!([
+        first["id"],
+        first["predicate"],
+        first["value"],
+        first["artifactIds"],
+        first["confidence"]
+    ]);
+    write_json(&out(&u.run, "claims.json"), &doc);
+    let lc = bytes_of(&u.run.join("lifecycle.json"));
+    let d = rejected_doc(
+        rails::freeze_research(&u.run, None),
+        "claims[0]",
+        DocErrorKind::Shape,
+    )?;
+    ensure!(
+        d.reason.contains("expected an object") && d.to_string().contains("claims.json"),
+        "the refusal does not say an object is expected in claims.json: {d}"
+    );
+    ensure!(
+        bytes_of(&u.run.join("lifecycle.json")) == lc,
+        "a refused freeze changed lifecycle.json"
     );
     Ok(())
 }

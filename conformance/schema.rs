@@ -4,7 +4,12 @@ use anvil_bench::case::proposal::parse_proposal;
 use libtest_mimic::Failed;
 use serde_json::{Value, json};
 
-use crate::support::{EMAIL_TARGET, UNIT_TARGET, World, open_inferred_unit, read_json};
+use anvil_bench::case::proposal::DocErrorKind;
+
+use crate::support::{
+    EMAIL_TARGET, UNIT_TARGET, World, frozen_unit, open_inferred_unit, proposal_bytes_refused,
+    read_json, unit_proposal, write_proposal,
+};
 use crate::{Check, ensure};
 
 pub fn checks() -> Vec<Check> {
@@ -33,6 +38,11 @@ pub fn checks() -> Vec<Check> {
             name: "schema::the_claim_definition_admits_no_unknown_field",
             rules: &["R-DOC-5"],
             run: claim_closed,
+        },
+        Check {
+            name: "schema::a_struct_as_a_positional_array_is_refused_by_schema_and_parser_alike",
+            rules: &["R-DOC-6"],
+            run: positional,
         },
         Check {
             name: "schema::schema_and_parser_agree_on_every_document",
@@ -360,5 +370,46 @@ fn agreement() -> Result<(), Failed> {
         );
     }
     ensure!(checked > 100, "only {checked} documents checked");
+    Ok(())
+}
+
+/// serde reads a struct from a positional array of its fields too (the whole proposal, or
+/// a nested struct such as `patch`); the schema says `type: object`, so the parser must
+/// refuse both, at the struct's path, saying an object is expected, before anything is
+/// frozen.
+fn positional() -> Result<(), Failed> {
+    let w = World::new();
+    let u = frozen_unit(&w)?;
+    let schema = load_schema(&u.run);
+    let good = unit_proposal("s", &[&u.claim]);
+    ensure!(valid(&schema, &good), "fixture: the proposal is invalid");
+    let fields = [
+        "format",
+        "formatVersion",
+        "skill",
+        "skillVersion",
+        "deficiency",
+        "target",
+        "patch",
+        "grounding",
+        "confidence",
+        "rationale",
+    ];
+    let mut whole: Vec<Value> = fields.iter().map(|f| good[*f].clone()).collect();
+    whole[6] = json!([good["patch"]["target"], good["patch"]["set"]]);
+    let mut nested = good.clone();
+    nested["patch"] = whole[6].clone();
+    for (doc, field) in [(Value::Array(whole), "."), (nested, "patch")] {
+        ensure!(
+            !valid(&schema, &doc),
+            "the schema admits the positional form at `{field}`"
+        );
+        write_proposal(&u.run, &doc);
+        let d = proposal_bytes_refused(&u.run, field, DocErrorKind::Shape)?;
+        ensure!(
+            d.reason.contains("expected an object"),
+            "the refusal at `{field}` does not say an object is expected: {d}"
+        );
+    }
     Ok(())
 }

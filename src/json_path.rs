@@ -1,10 +1,14 @@
 //! Strict deserialisation that names the path of the offending value.
 //!
 //! serde's own errors say *what* is wrong; this adds *where*, so a rejection of an agent's
-//! document or an AIR names the field (`operations[0].fields[2].colour`).
+//! document or an AIR names the field (`operations[0].fields[2].colour`). Every struct must
+//! be a JSON object, never serde's positional array form (see [`objects`]).
+
+mod objects;
 
 use std::cell::RefCell;
 
+use objects::Objects;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -30,10 +34,10 @@ impl std::fmt::Display for PathError {
 pub fn deserialize<T: DeserializeOwned>(value: Value) -> Result<T, PathError> {
     // The tracked deserialiser costs about twice the plain one; a valid document (nearly
     // every one) takes the plain path, and only a refusal is replayed to find its path.
-    if let Ok(typed) = T::deserialize(&value) {
+    if let Ok(typed) = T::deserialize(Objects(&value)) {
         return Ok(typed);
     }
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|err| {
+    serde_path_to_error::deserialize::<_, T>(Objects(value)).map_err(|err| {
         let mut path = err.path().to_string();
         let message = err.inner().to_string();
         // serde_path_to_error already ends the path with the unknown key in some positions
@@ -66,11 +70,19 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, PathError> {
     // rail). Anything else takes the path below, which finds and names what is wrong, so a
     // refusal is exactly what it always was.
     if !repeats_a_key(text)
-        && let Ok(typed) = serde_json::from_str::<T>(text)
+        && let Ok(typed) = typed_from_str::<T>(text)
     {
         return Ok(typed);
     }
     deserialize(parse(text)?)
+}
+
+/// `serde_json::from_str`, with every struct required to be an object ([`Objects`]).
+fn typed_from_str<T: DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let typed = T::deserialize(Objects(&mut de))?;
+    de.end()?;
+    Ok(typed)
 }
 
 /// Whether `text` is not JSON or repeats a key in one of its objects: a walk that builds
@@ -424,6 +436,76 @@ mod tests {
                 .path,
             "b.x"
         );
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Outer {
+        inner: Doc,
+        list: Vec<u32>,
+        pair: (u32, String),
+        #[serde(default)]
+        kind: Option<Kind>,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Kind {
+        Plain,
+        Shaped { a: u32 },
+    }
+
+    /// serde's JSON readers take a struct as a positional array of its fields too; a
+    /// strict document never does (the schemas say `type: object`), at any depth and on
+    /// both paths, while real arrays and tuples are read as before.
+    #[test]
+    fn a_struct_as_a_positional_array_is_refused_at_its_path() {
+        let ok = r#"{"inner": {"a": 1}, "list": [1, 2], "pair": [3, "x"], "kind": {"shaped": {"a": 2}}}"#;
+        let read = from_str::<Outer>(ok).unwrap();
+        assert_eq!(read.list, vec![1, 2]);
+        assert_eq!(read.pair, (3, "x".to_string()));
+        assert_eq!(read.kind, Some(Kind::Shaped { a: 2 }));
+        assert_eq!(
+            from_str::<Outer>(
+                r#"{"inner": {"a": 1}, "list": [], "pair": [1, ""], "kind": "plain"}"#
+            )
+            .unwrap()
+            .kind,
+            Some(Kind::Plain)
+        );
+        // A struct variant: serde_json's `Value` refuses the array itself ("expected struct
+        // variant"); its text reader does not, and the adapter does.
+        for (text, path, expected) in [
+            (r#"[[1, null], [1], [1, "x"]]"#, ".", "expected an object"),
+            (
+                r#"{"inner": [1, null], "list": [], "pair": [1, ""]}"#,
+                "inner",
+                "expected an object",
+            ),
+            (
+                r#"{"inner": {"a": 1}, "list": [], "pair": [1, ""], "kind": {"shaped": [2]}}"#,
+                "kind.shaped",
+                "expected",
+            ),
+        ] {
+            for e in [
+                from_str::<Outer>(text).unwrap_err(),
+                deserialize::<Outer>(serde_json::from_str(text).unwrap()).unwrap_err(),
+            ] {
+                assert_eq!(e.path, path, "{text}: {e}");
+                assert!(e.message.contains(expected), "{text}: {e}");
+            }
+            // Through the text reader, the adapter's own refusal names what is expected.
+            let mut de = serde_json::Deserializer::from_str(text);
+            let adapted: Result<Outer, _> = serde::Deserialize::deserialize(Objects(&mut de));
+            assert!(
+                adapted
+                    .unwrap_err()
+                    .to_string()
+                    .contains("expected an object"),
+                "{text}"
+            );
+        }
     }
 
     #[test]
