@@ -577,6 +577,10 @@ pub const RULES: &[(&str, &str)] = &[
         "an ANVIL_MAX_<NAME> override that is not a positive whole number (a word, zero, a unit, a sign, a space, empty) is an error naming the variable, never ignored",
     ),
     (
+        "X-CAP-9",
+        "an external evidence source or uri, or a finalize reason, over NOTE_BYTES is refused (too_large) naming the field and the cap, without echoing it; nothing is written",
+    ),
+    (
         "X-FIFO-1",
         "an AIR that is a FIFO is refused at open as not a regular file, without blocking; nothing is written",
     ),

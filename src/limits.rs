@@ -30,6 +30,9 @@ pub enum Limit {
     /// Bytes of a `case query --request` document as read (the case's `requestBytes` tool
     /// limit is checked after it).
     ToolRequestBytes,
+    /// Bytes of a short text a rail records as given: an external evidence source or uri,
+    /// a finalize reason.
+    NoteBytes,
 }
 
 /// A row of the table: the cap's name (the variable is `ANVIL_MAX_<name>`), its default and
@@ -46,7 +49,7 @@ const MIB: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 
 /// Every cap, in the order of [`Limit`]'s variants.
-pub const TABLE: [Spec; 8] = [
+pub const TABLE: [Spec; 9] = [
     Spec {
         limit: Limit::DocBytes,
         name: "DOC_BYTES",
@@ -95,6 +98,12 @@ pub const TABLE: [Spec; 8] = [
         default: MIB,
         bounds: "a case query --request document as read",
     },
+    Spec {
+        limit: Limit::NoteBytes,
+        name: "NOTE_BYTES",
+        default: 64 * KIB,
+        bounds: "an external evidence source or uri, a finalize reason",
+    },
 ];
 
 /// A cap was passed, or its override is malformed.
@@ -124,7 +133,7 @@ pub enum LimitError {
 }
 
 impl Limit {
-    pub const ALL: [Limit; 8] = [
+    pub const ALL: [Limit; 9] = [
         Limit::DocBytes,
         Limit::ResultsBytes,
         Limit::AirTextBytes,
@@ -133,6 +142,7 @@ impl Limit {
         Limit::ReplayBodyBytes,
         Limit::McpLineBytes,
         Limit::ToolRequestBytes,
+        Limit::NoteBytes,
     ];
 
     #[must_use]

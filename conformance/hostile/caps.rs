@@ -1,4 +1,4 @@
-//! Named size caps (X-CAP-1..8): every input over its cap is refused naming the file or
+//! Named size caps (X-CAP-1..9): every input over its cap is refused naming the file or
 //! field, the cap, its value and the `ANVIL_MAX_<NAME>` variable that raises it, and nothing
 //! is written; a malformed override is an error naming the variable.
 
@@ -50,6 +50,16 @@ pub fn checks() -> Vec<Check> {
             name: "hostile::mcp_serve_answers_a_line_over_mcp_line_bytes_and_keeps_serving",
             rules: &["X-CAP-7"],
             run: mcp_line_over_cap,
+        },
+        Check {
+            name: "hostile::an_external_source_uri_or_finalize_reason_over_note_bytes_is_refused_naming_the_field",
+            rules: &["X-CAP-9"],
+            run: notes_over_cap,
+        },
+        Check {
+            name: "hostile::an_external_excerpt_holding_a_nul_byte_is_refused_as_binary",
+            rules: &["R-EV-4"],
+            run: nul_in_external_excerpt,
         },
         Check {
             name: "hostile::a_cap_override_that_is_not_a_positive_number_is_an_error_naming_it",
@@ -190,6 +200,104 @@ fn excerpt_over_cap() -> Result<(), Failed> {
     ensure!(
         snapshot(w.root()) == before,
         "a refused excerpt changed the world"
+    );
+    Ok(())
+}
+
+/// The texts a rail records as given (an external source and uri, a finalize reason) are
+/// held to NOTE_BYTES: refused before the rail, naming the field and the cap without
+/// echoing the text, and nothing is written.
+fn notes_over_cap() -> Result<(), Failed> {
+    let w = World::new();
+    let run_dir = w.open_unit()?.run_dir;
+    let run_dir = run_dir.to_str().unwrap();
+    let file = w.root().join("excerpt.txt");
+    std::fs::write(&file, "capture_timeout is in seconds\n").unwrap();
+    let cap = anvil_bench::limits::Limit::NoteBytes.default_value() as usize;
+    let big = "u".repeat(cap + 1);
+    let external = |source: &str, uri: &str| {
+        [
+            "case",
+            "add-external-evidence",
+            run_dir,
+            "--source",
+            source,
+            "--uri",
+            uri,
+            "--excerpt-file",
+            file.to_str().unwrap(),
+            "--json",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let finalize = [
+        "case",
+        "finalize",
+        run_dir,
+        "--status",
+        "insufficient_evidence",
+        "--reason",
+        &big,
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (field, args) in [
+        ("source", external(&big, "https://vendor.example/x")),
+        ("uri", external("vendor-docs", &big)),
+        ("reason", finalize),
+    ] {
+        let before = snapshot(w.root());
+        let out = cli(w.root(), &strs(&args))?;
+        let err = refused(
+            &out,
+            &[
+                &format!("`{field}`"),
+                &format!("is {} bytes", cap + 1),
+                &format!("NOTE_BYTES cap of {cap} bytes"),
+                "ANVIL_MAX_NOTE_BYTES=",
+            ],
+        )?;
+        error_kind(&out, "too_large")?;
+        ensure!(
+            err.len() < 2000,
+            "the refusal of `{field}` echoes the text: {} bytes",
+            err.len()
+        );
+        ensure!(
+            snapshot(w.root()) == before,
+            "a refused `{field}` changed the world"
+        );
+    }
+    Ok(())
+}
+
+/// A repository file holding a NUL byte is binary, not evidence; an external excerpt
+/// holding one is refused by the same rule, and no artifact is stored.
+fn nul_in_external_excerpt() -> Result<(), Failed> {
+    let w = World::new();
+    let run_dir = w.open_unit()?.run_dir;
+    let file = w.root().join("excerpt.txt");
+    std::fs::write(&file, "capture_timeout\0 is in seconds\n").unwrap();
+    let args = [
+        "case",
+        "add-external-evidence",
+        run_dir.to_str().unwrap(),
+        "--source",
+        "vendor-docs",
+        "--uri",
+        "https://vendor.example/x",
+        "--excerpt-file",
+        file.to_str().unwrap(),
+        "--json",
+    ];
+    let out = cli(w.root(), &args)?;
+    refused(&out, &["NUL byte at offset 15"])?;
+    error_kind(&out, "binary_file")?;
+    ensure!(
+        !run_dir.join("output/evidence.json").exists(),
+        "an artifact was stored"
     );
     Ok(())
 }

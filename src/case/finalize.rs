@@ -131,7 +131,8 @@ impl RunHandle {
     /// lock file, a corrupt journal, broken integrity, a bad or conflicting idempotency
     /// key), then `Stale` for a stale run, `Tamper` for a changed frozen file, and
     /// `Transition` when the run cannot move to finalized. Specific to finalize:
-    /// `CaseError::Rail` of kind `critique_disagrees` (critique.json contradicts or lacks a
+    /// `CaseError::Rail` of kind `too_large` (before the rail) for a reason over
+    /// `NOTE_BYTES`, `critique_disagrees` (critique.json contradicts or lacks a
     /// validation), `status_required` (no status named and no passing validation),
     /// `not_validated` or `validation_failed` for `proposal_generated`, `unproven_support`
     /// for `supported` without its proof, and `no_conflict` for `conflicted` without a
@@ -143,6 +144,11 @@ impl RunHandle {
         reason: Option<&str>,
         key: Option<&str>,
     ) -> Result<ResultDoc, CaseError> {
+        if let Some(reason) = reason {
+            crate::limits::Limit::NoteBytes
+                .check(reason.len())
+                .map_err(|l| refuse("too_large", format!("`reason` {l}")))?;
+        }
         let body = json!({"status": status, "reason": reason});
         let run_dir = self.dir();
         with_rail(run_dir, "finalize", key, &body, |_| {

@@ -257,8 +257,10 @@ impl RunHandle {
     /// The rail envelope's refusals (see [`with_rail`]: an unusable
     /// lock file, a corrupt journal, broken integrity, a bad or conflicting idempotency
     /// key), then `Stale`, `Tamper` for a changed frozen file, and `Transition` unless the
-    /// run is open. Specific to add-external-evidence: `CaseError::Evidence` for a blank
-    /// source, uri or excerpt, or when `external` is not an admissible kind.
+    /// run is open. Specific to add-external-evidence: `CaseError::Rail` of kind
+    /// `too_large` (before the rail) for a source or uri over `NOTE_BYTES`, and
+    /// `CaseError::Evidence` for a blank source, uri or excerpt, an excerpt holding a NUL
+    /// byte, or when `external` is not an admissible kind.
     pub fn add_external_evidence(
         &self,
         source: &str,
@@ -266,6 +268,15 @@ impl RunHandle {
         excerpt: &str,
         key: Option<&str>,
     ) -> Result<EvidenceArtifact, CaseError> {
+        for (field, text) in [("source", source), ("uri", uri)] {
+            crate::limits::Limit::NoteBytes
+                .check(text.len())
+                .map_err(|l| CaseError::Rail {
+                    rail: "add-external-evidence",
+                    kind: "too_large",
+                    reason: format!("`{field}` {l}"),
+                })?;
+        }
         let body = json!({"source": source, "uri": uri, "excerptHash": crate::canon::bytes_hash(excerpt.as_bytes())});
         let mut fresh = None;
         let saved = with_rail(self.dir(), "add-external-evidence", key, &body, |_| {

@@ -249,6 +249,10 @@ pub enum EvidenceError {
     EmptyExcerpt { source_name: String, uri: String },
     #[error("external evidence is invalid: {reason}")]
     InvalidExternal { reason: String },
+    #[error(
+        "the external excerpt is binary (it contains a NUL byte at offset {offset}); evidence is text"
+    )]
+    BinaryExcerpt { offset: usize },
     #[error("evidence `{id}` no longer matches the repository: {uri} was {expected}, now {actual}")]
     SourceChanged {
         id: String,
@@ -311,6 +315,7 @@ impl EvidenceError {
             EvidenceError::ConcurrentChange { .. } => "concurrent_change",
             EvidenceError::EmptyExcerpt { .. } => "empty_excerpt",
             EvidenceError::InvalidExternal { .. } => "invalid_external",
+            EvidenceError::BinaryExcerpt { .. } => "binary_file",
             EvidenceError::SourceChanged { .. } => "source_changed",
             EvidenceError::NotLocal { .. } => "not_local",
             EvidenceError::InconsistentArtifact { .. } => "inconsistent_artifact",
@@ -470,6 +475,10 @@ pub fn acquire_external(
             source_name: source.to_string(),
             uri: uri.to_string(),
         });
+    }
+    // The same rule as for a repository file: a NUL byte makes it binary, not text.
+    if let Some(offset) = excerpt.bytes().position(|b| b == 0) {
+        return Err(EvidenceError::BinaryExcerpt { offset });
     }
     if !admissible.contains(&EvidenceKind::External) {
         return Err(inadmissible(uri, EvidenceKind::External, admissible));
