@@ -640,11 +640,11 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         "X-TAMP-3",
-        "a journal wiped, deleted, cut short, or with a line edited, inserted or moved is refused as tampering by the next rail, naming journal.jsonl and the broken link",
+        "a journal wiped, deleted, cut short, or with a line edited, inserted or moved is refused as tampering by the next rail, naming journal.jsonl and the broken link; a line the lock anchors is never cut off as torn, by a rail or by `case verify`",
     ),
     (
         "X-TAMP-4",
-        "the lock's anchor of the journal, deleted or edited, is refused as tampering; a lost anchor is never silently rebuilt",
+        "the lock's anchor of the journal, deleted or edited, is refused as tampering; a lost anchor is never silently rebuilt, and the refusal creates no lock",
     ),
     (
         "X-TAMP-5",
@@ -660,7 +660,7 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         "X-CRASH-1",
-        "a rail killed at any commit point (half a staged file, staged, journaled, partly renamed) leaves its effect wholly present iff its journal line committed, no leftovers after the next rail or verify, a run that verifies, and a rerun that succeeds",
+        "a rail killed at any commit point (half a staged file, staged, journaled, partly renamed) leaves its effect wholly present iff its journal line committed, a run that `case verify` passes without writing anything, and a rerun that recovers it (no leftovers) and replays the committed call or runs it afresh",
     ),
     (
         "X-LINK-1",

@@ -1,10 +1,11 @@
 //! X-CRASH: a rail run through the CLI binary and killed (`ANVIL_CRASH_AT`, debug builds)
 //! at each commit point: half a staged file, a staged file complete, everything staged,
-//! the journal line written, the first rename done. After the kill, `case verify`
-//! (which completes or sweeps the interrupted rail under the lock) passes, no pending or
-//! temporary file remains, the rail's effect is wholly present exactly when its journal
-//! line committed — every file that line names holds its hash, every other file is as
-//! before — and rerunning the rail with the same idempotency key succeeds.
+//! the journal line written, the first rename done. After the kill, `case verify` passes
+//! and writes nothing; the rerun of the rail with the same idempotency key completes or
+//! sweeps the interrupted rail under the lock, leaves no pending or temporary file, and
+//! succeeds; and the rail's effect is wholly present exactly when its journal line
+//! committed — the rerun replays it, every file that line names holds its hash, every
+//! other file is as before — or wholly absent, the rerun running it afresh.
 
 use std::fmt::Write as _;
 use std::os::unix::process::ExitStatusExt;
@@ -125,9 +126,11 @@ fn killed_at(
         String::from_utf8_lossy(&died.stderr)
     );
 
-    // Verification completes or sweeps the interrupted rail under the lock, then must
-    // pass: `case verify` itself right after the commit point, the same library call
-    // (whose report the CLI maps to its exit code) at the others, to keep the table fast.
+    // `case verify` sees the run as recovery of the interrupted rail would leave it and
+    // passes, writing nothing (recovery is the next rail's): `case verify` itself right
+    // after the commit point, the same library call (whose report the CLI maps to its exit
+    // code) at the others, to keep the table fast.
+    let killed = super::snapshot(run);
     if point == "journaled" {
         super::verifies(w, run)?;
     } else {
@@ -137,44 +140,30 @@ fn killed_at(
             "the run does not verify after the kill: {report:?}"
         );
     }
+    let verified = super::snapshot(run);
     ensure!(
-        leftovers(run).is_empty(),
-        "leftovers after verify: {:?}",
-        leftovers(run)
+        verified == killed,
+        "`case verify` changed the interrupted run: {:?}",
+        super::changed(&killed, &verified)
     );
-    let entries = journal(run);
-    let after = run_files(run);
+    let lines_killed = journal(run).len();
     if commits {
         ensure!(
-            entries.len() == lines_before + 1,
-            "{} journal lines after a kill past the commit point, {lines_before} before",
-            entries.len()
+            lines_killed == lines_before + 1,
+            "{lines_killed} journal lines after a kill past the commit point, {lines_before} before"
         );
-        let last = &entries[lines_before];
-        ensure!(
-            last["rail"] == t.rail && last["outcome"] == "ok",
-            "the committed line is not the rail's success: {last}"
-        );
-        whole(last, &before, &after)?;
     } else {
+        let mut left = run_files(run);
+        left.retain(|p, _| !leftovers(run).contains(p));
         ensure!(
-            entries.len() == lines_before && after == before,
+            lines_killed == lines_before && left == before,
             "a rail killed before its journal line left a trace: {:?}",
-            super::changed(&before, &after)
+            super::changed(&before, &left)
         );
     }
-    ensure!(
-        (t.effect)(run) == commits,
-        "the rail's effect is {}, but its journal line {}",
-        if commits { "absent" } else { "present" },
-        if commits {
-            "committed"
-        } else {
-            "never committed"
-        }
-    );
 
-    // The rerun with the same key replays the committed outcome or runs afresh.
+    // The rerun with the same key recovers the interrupted rail under the lock (completes
+    // or sweeps it), then replays the committed outcome or runs afresh.
     let again = rail(w, t.rail, run, &args);
     ensure!(
         again.status.code() == Some(0),
@@ -183,8 +172,34 @@ fn killed_at(
         String::from_utf8_lossy(&again.stdout),
         String::from_utf8_lossy(&again.stderr)
     );
-    ensure!((t.effect)(run), "the rerun left no effect");
     ensure!(leftovers(run).is_empty(), "leftovers after the rerun");
+    let entries = journal(run);
+    ensure!(
+        entries.len() == lines_killed + 1,
+        "the rerun journaled {} lines",
+        entries.len() - lines_killed
+    );
+    let rerun = &entries[lines_killed];
+    ensure!(
+        (rerun["replayed"] == true) == commits,
+        "the rerun {} though the killed rail's line {}: {rerun}",
+        if commits { "ran afresh" } else { "replayed" },
+        if commits {
+            "committed"
+        } else {
+            "never committed"
+        }
+    );
+    if commits {
+        let last = &entries[lines_before];
+        ensure!(
+            last["rail"] == t.rail && last["outcome"] == "ok",
+            "the committed line is not the rail's success: {last}"
+        );
+        // A replay writes no file: what changed is the killed rail's, recovered.
+        whole(last, &before, &run_files(run))?;
+    }
+    ensure!((t.effect)(run), "the rerun left no effect");
     let seal = anvil_bench::case::rail::check(run).map_err(failed)?;
     ensure!(
         seal.is_empty(),

@@ -70,6 +70,21 @@ pub fn checks() -> Vec<Check> {
             run: || attempt(&LOCK_DELETED_AFTER_ONE),
         },
         Check {
+            name: "attacks::a_committed_last_line_cut_short_is_refused_and_kept_by_rails_verify_and_show",
+            rules: &["X-TAMP-3", "X-TAMP-4"],
+            run: committed_line_cut,
+        },
+        Check {
+            name: "attacks::a_rail_refused_for_a_deleted_lock_creates_nothing",
+            rules: &["X-TAMP-4"],
+            run: lock_not_recreated,
+        },
+        Check {
+            name: "attacks::a_rail_refused_for_a_corrupt_first_journal_line_creates_nothing",
+            rules: &["X-TAMP-3", "X-TAMP-4"],
+            run: corrupt_first_line,
+        },
+        Check {
             name: "attacks::a_lock_anchor_edited_is_refused",
             rules: &["X-TAMP-4"],
             run: || attempt(&LOCK_ANCHOR_EDITED),
@@ -317,5 +332,98 @@ fn key_after_full_wipe() -> Result<(), Failed> {
     ensure!(code == Some(1), "verify passed a wiped run: {doc}");
     reported(&w, &run, "lifecycle.json", None)?;
     ensure!(outside(&w, &run) == world, "the attack changed the world");
+    Ok(())
+}
+
+/// Every byte of the run, the lock included: what a refused call and `case verify` must
+/// leave as they found it.
+fn whole_run(run: &Path) -> std::collections::BTreeMap<PathBuf, String> {
+    super::snapshot(run)
+}
+
+/// `rail` (through the CLI) is refused as `kind` naming each of `names`, then `case verify`
+/// and `case show` report `file` (`field`): none of the three changes a byte of the run.
+fn refused_untouched(
+    w: &World,
+    run: &Path,
+    rail_args: &[&str],
+    kind: &str,
+    names: &[&str],
+    file: &str,
+    field: Option<&str>,
+) -> Result<(), Failed> {
+    let world = outside(w, run);
+    let kept = whole_run(run);
+    let out = rail(w, rail_args[0], run, &rail_args[1..]);
+    refused(&out, kind, names)?;
+    let now = whole_run(run);
+    ensure!(
+        now == kept,
+        "the refused `{}` changed the run: {:?}",
+        rail_args[0],
+        super::changed(&kept, &now)
+    );
+    reported(w, run, file, field)?;
+    let now = whole_run(run);
+    ensure!(
+        now == kept,
+        "`case verify` or `case show` changed the run: {:?}",
+        super::changed(&kept, &now)
+    );
+    ensure!(outside(w, run) == world, "the attack changed the world");
+    Ok(())
+}
+
+/// 20 bytes cut off the journal's end: the last line, which the lock's anchor counts, has
+/// lost its newline and reads like an append a crash cut short. It committed, so it is
+/// tampering, and what is left of it is evidence: no rail, `case verify` or `case show`
+/// may cut it off as torn.
+fn committed_line_cut() -> Result<(), Failed> {
+    let w = World::new();
+    let run = super::quick(|| research(&w))?;
+    let path = run.join("journal.jsonl");
+    let bytes = std::fs::read(&path)?;
+    std::fs::write(&path, &bytes[..bytes.len() - 20])?;
+    refused_untouched(
+        &w,
+        &run,
+        ADD,
+        "tamper",
+        &["journal.jsonl", "lock"],
+        "journal.jsonl",
+        Some("."),
+    )
+}
+
+/// The lock deleted after rails ran: the refusal creates no new, empty lock.
+fn lock_not_recreated() -> Result<(), Failed> {
+    let w = World::new();
+    let run = super::quick(|| research(&w))?;
+    std::fs::remove_file(run.join(".lock"))?;
+    refused_untouched(&w, &run, ADD, "tamper", &[".lock"], ".lock", None)?;
+    ensure!(!run.join(".lock").exists(), "a lock was created");
+    Ok(())
+}
+
+/// Before any rail (no lock yet), a first journal line that is not an entry: the rail is
+/// refused and creates no lock.
+fn corrupt_first_line() -> Result<(), Failed> {
+    let w = World::new();
+    let run = super::quick(|| w.open_unit())?.run_dir;
+    ensure!(!run.join(".lock").exists(), "fixture: open made a lock");
+    std::fs::write(run.join("journal.jsonl"), "{\"not\": \"an entry\"}\n")?;
+    let kept = whole_run(&run);
+    let out = rail(&w, ADD[0], &run, &ADD[1..]);
+    ensure!(
+        out.status.code() == Some(1),
+        "the rail was not refused: {}",
+        crate::support::stdout(&out)
+    );
+    let now = whole_run(&run);
+    ensure!(
+        now == kept,
+        "the refused rail changed the run: {:?}",
+        super::changed(&kept, &now)
+    );
     Ok(())
 }

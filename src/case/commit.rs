@@ -327,24 +327,18 @@ pub(super) fn apply(
     Ok(())
 }
 
-/// Under the run lock: drops a torn last journal line (it never committed), completes the
-/// renames of committed lines whose pending files survive, and deletes every other pending
-/// or temporary file the engine leaves in the run. Returns the files it completed.
+/// The renames a crash left undone: each file whose pending copy from the line that last
+/// wrote it survives and holds that line's hash, while the file itself does not.
 ///
 /// A committed line's renames are not synced (see [`apply`]); a later rail's sync makes
 /// them durable only for the directories it stages into. So after a power failure the
 /// rename lost may be any line's, not only the last's: each file's pending copy from the
-/// line that last wrote it is completed, whichever line that is.
-///
-/// # Errors
-///
-/// `CaseError::Io` when truncating a torn last journal line, renaming a surviving pending
-/// file into place, or sweeping leftover pending and temporary files fails.
-pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseError> {
-    if journal.torn_at.is_some() {
-        journal.truncate_torn(run_dir)?;
-    }
-    let mut completed = Vec::new();
+/// line that last wrote it counts, whichever line that is.
+pub(super) fn lost_renames(
+    run_dir: &Path,
+    journal: &Journal,
+) -> BTreeMap<String, (PathBuf, String)> {
+    let mut lost = BTreeMap::new();
     for (rel, (fence, hash)) in journal.last_writes() {
         if not_through_link(run_dir, rel).is_err() {
             continue;
@@ -366,12 +360,56 @@ pub fn recover(run_dir: &Path, journal: &Journal) -> Result<Vec<String>, CaseErr
             .ok()
             .map(|b| bytes_hash(&b));
         if staged.as_deref() == Some(hash) {
-            std::fs::rename(&pending, &target).map_err(CaseError::io("rename", &target))?;
-            completed.push(rel.to_string());
+            lost.insert(rel.to_string(), (pending, hash.to_string()));
         }
     }
-    sweep(run_dir)?;
-    Ok(completed)
+    lost
+}
+
+/// While it lives, reads of its run on this thread ([`read`]) see the lost renames done:
+/// the run as recovery would leave it, looked at before anything is written.
+pub(super) struct View(());
+
+impl Drop for View {
+    fn drop(&mut self) {
+        drop(end());
+    }
+}
+
+/// Shows reads of `run_dir` on this thread the run with `lost` (see [`lost_renames`])
+/// completed, until the returned [`View`] drops. Nothing is written.
+pub(super) fn view(run_dir: &Path, lost: BTreeMap<String, (PathBuf, String)>) -> View {
+    begin_with(run_dir, 0, false);
+    STAGE.with(|s| {
+        if let Some(st) = s.borrow_mut().as_mut() {
+            st.files = lost;
+        }
+    });
+    View(())
+}
+
+/// Under the run lock, once the run is known intact as recovery leaves it: drops a torn
+/// last journal line (it never committed), completes the `lost` renames (see
+/// [`lost_renames`]), and deletes every other pending or temporary file the engine leaves
+/// in the run.
+///
+/// # Errors
+///
+/// `CaseError::Io` when truncating a torn last journal line, renaming a surviving pending
+/// file into place, or sweeping leftover pending and temporary files fails.
+pub(super) fn recover(
+    run_dir: &Path,
+    journal: &Journal,
+    lost: &BTreeMap<String, (PathBuf, String)>,
+) -> Result<(), CaseError> {
+    if journal.torn_at.is_some() {
+        journal.truncate_torn(run_dir)?;
+    }
+    for (rel, (pending, _)) in lost {
+        let target = run_dir.join(rel);
+        std::fs::rename(pending, &target).map_err(CaseError::io("rename", &target))?;
+    }
+    sweep(run_dir)
 }
 
 /// Deletes the engine's leftovers (`.*.pending-*`, `.*.tmp-*`) in the run and `output/`.

@@ -29,6 +29,10 @@ use super::store::{self, CLAIMS_JSON, CRITIQUE_JSON, EVIDENCE_JSON, PROPOSAL_JSO
 use super::validate::{Critique, Review, ValidationRecord};
 use super::verify::{Current, VerifyReport, current_world, drift, frozen_and_verdicts, staleness};
 
+/// What [`RunHandle::inspected`] sees: the broken files, the lifecycle, and the caller's
+/// own reads.
+type Inspected<T> = (Vec<Broken>, Result<Lifecycle, CaseError>, T);
+
 /// An open run: its directory and its parsed, identity-checked case.json.
 #[derive(Debug, Clone)]
 pub struct RunHandle {
@@ -156,8 +160,9 @@ impl RunHandle {
         Ok((run, lc))
     }
 
-    /// `case verify`'s integrity check: under the run lock, completes an interrupted rail
-    /// and reports every disagreement between the run's engine-owned files.
+    /// `case verify`'s integrity check: under the run lock, every disagreement between the
+    /// run's engine-owned files, as recovery of an interrupted rail would leave them. It
+    /// writes nothing: recovery is the next rail's.
     ///
     /// # Errors
     ///
@@ -176,11 +181,23 @@ impl RunHandle {
     /// The errors of [`RunHandle::integrity`]. Re-derived verdicts that disagree are
     /// reported in the list, not as errors.
     pub fn tamper(&self) -> Result<Vec<Broken>, CaseError> {
-        let mut out = self.integrity()?;
-        if let Ok(lc) = Lifecycle::load(self.dir()) {
-            out.extend(frozen_and_verdicts(&self.run, &lc));
-        }
-        Ok(out)
+        Ok(self.inspected(|| ())?.0)
+    }
+
+    /// Under the run lock and writing nothing, on the run as recovery would leave it: every
+    /// broken file (integrity, then frozen files and re-derived verdicts), the lifecycle,
+    /// and what `more` reads.
+    fn inspected<T>(&self, more: impl FnOnce() -> T) -> Result<Inspected<T>, CaseError> {
+        let (mut out, (frozen, lc, more)) = super::rail::check_then(self.dir(), || {
+            let lc = Lifecycle::load(self.dir());
+            let frozen = match &lc {
+                Ok(lc) => frozen_and_verdicts(&self.run, lc),
+                Err(_) => Vec::new(),
+            };
+            (frozen, lc, more())
+        })?;
+        out.extend(frozen);
+        Ok((out, lc, more))
     }
 
     /// `case verify`: drift of the views, staleness against `air`/`repo` (defaulting to
@@ -425,13 +442,17 @@ impl RunHandle {
     /// is reported in the [`ShowReport`], not as an error.
     pub fn show(&self) -> Result<ShowReport, CaseError> {
         let run = &self.run;
-        let lc = Lifecycle::load(self.dir())?;
+        let (broken, lc, result) = self.inspected(|| {
+            store::read_doc::<Value>(self.dir(), RESULT_JSON)
+                .ok()
+                .flatten()
+        })?;
+        let lc = lc?;
         let current = current_world(
             Path::new(&run.doc.inputs.air),
             Path::new(&run.doc.inputs.repository),
             &run.doc,
         );
-        let result: Option<Value> = store::read_doc(self.dir(), RESULT_JSON).ok().flatten();
         let next = match lc.state {
             State::Open => vec![
                 "add-evidence",
@@ -459,8 +480,7 @@ impl RunHandle {
                 "{}@{}",
                 run.doc.identity.skill, run.doc.identity.skill_version
             ),
-            tampered: self
-                .tamper()?
+            tampered: broken
                 .first()
                 .map(|b| format!("`{}` ({}) {}", b.file, b.field, b.reason)),
             stale: staleness(&run.doc, &current),

@@ -3,8 +3,9 @@
 //!
 //! Invariant: every mutating rail on a run executes inside [`with_rail`]: it holds the
 //! run's exclusive lock for its whole read-check-write, so concurrent rails serialise and
-//! never interleave writes; it first recovers an interrupted rail and refuses a run whose
-//! engine-owned files do not match the journal ([`integrity`]); its call is appended to
+//! never interleave writes; it first refuses a run whose engine-owned files, as recovery of
+//! an interrupted rail would leave them, do not match the journal ([`integrity`]), and only
+//! then recovers (so a refused call writes nothing); its call is appended to
 //! `journal.jsonl` as one committed line (see [`super::commit`]); and a repeated
 //! idempotency key replays the saved outcome (same body) or is refused (different body).
 //!
@@ -294,9 +295,17 @@ where
 {
     let lock_path = run_dir.join(LOCK_FILE);
     // The lock is released when `lock` is dropped, on every path out of this function.
-    let mut lock = lock_run(run_dir)?;
-    let (journal, mut state) = settle(run_dir, &mut lock)?;
-    let case_hash = ensure_intact(run_dir, &journal, state.anchor.as_ref())?;
+    let mut lock = lock_for_rail(run_dir)?;
+    let settled = settle(run_dir, Some(&mut lock))?;
+    // Checked as recovery would leave the run, before recovery writes anything: a refused
+    // call leaves the run as it found it, and a committed line is never cut as torn.
+    let case_hash = {
+        let _view = super::commit::view(run_dir, settled.lost.clone());
+        ensure_intact(run_dir, &settled.journal, settled.state.anchor.as_ref())?
+    };
+    let Settled {
+        journal, mut state, ..
+    } = settled.recover(run_dir, &mut lock)?;
     state.fence += 1;
     write_lock(&mut lock, &lock_path, &state, true).map_err(CaseError::io("write", &lock_path))?;
     let fence = Fence {
@@ -601,17 +610,57 @@ fn write_lock(
     Ok(())
 }
 
-/// Opens and locks the run's lock file (never through a symlink).
-fn lock_run(run_dir: &Path) -> Result<std::fs::File, CaseError> {
+/// Opens and locks the run's lock file for a rail (never through a symlink). The first
+/// rail of a run creates it, once the run is found intact without it; once the journal
+/// holds anything a missing lock is a lost anchor, refused and never rebuilt. Either way a
+/// refused call creates nothing.
+fn lock_for_rail(run_dir: &Path) -> Result<std::fs::File, CaseError> {
+    if let Some(lock) = lock_run(run_dir, true, false)? {
+        return Ok(lock);
+    }
+    let journal_empty = match std::fs::symlink_metadata(run_dir.join(JOURNAL)) {
+        Ok(m) => m.is_file() && m.len() == 0,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    if !journal_empty {
+        return Err(CaseError::Tampered {
+            file: LOCK_FILE.into(),
+            field: ".".into(),
+            reason: "is missing, but the journal is not empty: a lost anchor is never rebuilt"
+                .into(),
+        });
+    }
+    if let Some(b) = check(run_dir)?.into_iter().next() {
+        return Err(CaseError::Tampered {
+            file: b.file,
+            field: b.field,
+            reason: b.reason,
+        });
+    }
+    lock_run(run_dir, true, true)?.ok_or_else(|| {
+        CaseError::io("open", run_dir.join(LOCK_FILE))(std::io::ErrorKind::NotFound.into())
+    })
+}
+
+/// Opens and locks the run's lock file (never through a symlink), for writing when
+/// `write`, creating it when `create`; `None` when it does not exist and is not created.
+fn lock_run(run_dir: &Path, write: bool, create: bool) -> Result<Option<std::fs::File>, CaseError> {
     let lock_path = run_dir.join(LOCK_FILE);
-    let lock = OpenOptions::new()
+    let lock = match OpenOptions::new()
         .read(true)
-        .write(true)
-        .create(true)
+        .write(write)
+        .create(create)
         .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW)
+        // Opened for reading only, a FIFO would block until a writer came: O_NONBLOCK
+        // (no effect on a regular file, its reads or its flock) lets the check below
+        // refuse it.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&lock_path)
-        .map_err(CaseError::io("open", &lock_path))?;
+    {
+        Ok(lock) => lock,
+        Err(e) if !create && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(CaseError::io("open", &lock_path)(e)),
+    };
     // A FIFO or device planted here would hang or mislead every rail.
     let regular = lock
         .metadata()
@@ -624,55 +673,127 @@ fn lock_run(run_dir: &Path) -> Result<std::fs::File, CaseError> {
         )));
     }
     lock.lock().map_err(CaseError::io("lock", &lock_path))?;
-    Ok(lock)
+    Ok(Some(lock))
 }
 
-/// Under the lock: completes an interrupted rail, then returns the journal and the lock
-/// state with the anchor rolled forward over a line committed just before a crash.
-fn settle(run_dir: &Path, lock: &mut std::fs::File) -> Result<(Journal, LockState), CaseError> {
+/// The run as recovery would leave it, read under the lock (or, without one, as it is).
+struct Settled {
+    journal: Journal,
+    /// The lock's state, its anchor rolled forward over a line committed just before a
+    /// crash.
+    state: LockState,
+    /// Whether the anchor was rolled forward (the lock needs rewriting).
+    rolled: bool,
+    /// Renames a crash left undone (see [`super::commit::lost_renames`]).
+    lost: BTreeMap<String, (std::path::PathBuf, String)>,
+}
+
+/// Reads the journal and the lock and works out what recovery would do, writing nothing.
+fn settle(run_dir: &Path, lock: Option<&mut std::fs::File>) -> Result<Settled, CaseError> {
     let lock_path = run_dir.join(LOCK_FILE);
     let journal = Journal::read(run_dir)?;
-    super::commit::recover(run_dir, &journal)?;
-    // Recovery changes the journal only by cutting a torn last line; read it again then.
-    let journal = if journal.torn_at.is_some() {
-        Journal::read(run_dir)?
-    } else {
-        journal
+    let mut state = match lock {
+        Some(lock) => read_lock(lock).map_err(CaseError::io("read", &lock_path))?,
+        None => LockState::default(),
     };
-    let mut state = read_lock(lock).map_err(CaseError::io("read", &lock_path))?;
     let n = journal.entries.len() as u64;
     // The last line committed, then the process died before the anchor moved: the lock
     // then holds that line's fence and still anchors exactly the line before it. A lock
     // deleted or rewritten matches neither and is left for `integrity` to report.
-    let behind_by_one = journal.entries.last().is_some_and(|last| {
+    let rolled = journal.entries.last().is_some_and(|last| {
         last.fence == state.fence
             && match &state.anchor {
                 Some(a) => a.entries + 1 == n && a.head == last.prev,
                 None => n == 1,
             }
     });
-    if behind_by_one {
+    if rolled {
         state.anchor = journal.hashes.last().map(|h| JournalHead {
             entries: n,
             head: h.clone(),
         });
-        write_lock(lock, &lock_path, &state, false).map_err(CaseError::io("write", &lock_path))?;
     }
-    Ok((journal, state))
+    let lost = super::commit::lost_renames(run_dir, &journal);
+    Ok(Settled {
+        journal,
+        state,
+        rolled,
+        lost,
+    })
 }
 
-/// `case verify`'s integrity check: under the run lock, completes an interrupted rail
-/// and reports every disagreement between the run's engine-owned files.
+impl Settled {
+    /// Under the lock, on a run found intact as recovery leaves it: does what [`settle`]
+    /// worked out — cuts a torn fragment after the anchored lines (the anchor counts every
+    /// committed line, so only an append a crash cut short is cut), completes the lost
+    /// renames, sweeps leftovers, moves the anchor — and returns the journal as it now is.
+    fn recover(self, run_dir: &Path, lock: &mut std::fs::File) -> Result<Settled, CaseError> {
+        let lock_path = run_dir.join(LOCK_FILE);
+        super::commit::recover(run_dir, &self.journal, &self.lost)?;
+        if self.rolled {
+            write_lock(lock, &lock_path, &self.state, false)
+                .map_err(CaseError::io("write", &lock_path))?;
+        }
+        let journal = if self.journal.torn_at.is_some() {
+            Journal {
+                torn_at: None,
+                ..self.journal
+            }
+        } else {
+            self.journal
+        };
+        Ok(Settled {
+            journal,
+            lost: BTreeMap::new(),
+            rolled: false,
+            ..self
+        })
+    }
+}
+
+/// `case verify`'s integrity check: every disagreement between the run's engine-owned
+/// files, as recovery would leave them (see [`check_then`]).
 ///
 /// # Errors
 ///
-/// `CaseError::Io` when the lock file cannot be opened or locked, or recovery of an
-/// interrupted rail or a read fails, and `Corrupt` when a whole journal line does not
-/// parse. Broken files are returned in the list, not as errors.
+/// The errors of [`check_then`].
 pub fn check(run_dir: &Path) -> Result<Vec<Broken>, CaseError> {
-    let mut lock = lock_run(run_dir)?;
-    let (journal, state) = settle(run_dir, &mut lock)?;
-    integrity(run_dir, &journal, state.anchor.as_ref())
+    Ok(check_then(run_dir, || ())?.0)
+}
+
+/// Under the run lock, reports every disagreement between the run's engine-owned files,
+/// then runs `more` on the same view: the run as recovery of an interrupted rail would
+/// leave it, without writing anything (recovery is the next rail's, and only on a run
+/// found intact). A run with no lock yet (no rail has run) is read without one; when a
+/// rail creates the lock meanwhile, the check is made again under it.
+///
+/// # Errors
+///
+/// `CaseError::Io` when the lock file cannot be opened or locked (or is not a regular
+/// file) or a read fails, and `Corrupt` when a whole journal line does not parse. Broken
+/// files are returned in the list, not as errors.
+pub fn check_then<T>(
+    run_dir: &Path,
+    more: impl FnOnce() -> T,
+) -> Result<(Vec<Broken>, T), CaseError> {
+    let lock_path = run_dir.join(LOCK_FILE);
+    let mut lock = lock_run(run_dir, false, false)?;
+    if lock.is_none() {
+        // A rail creates the lock before it writes anything: with no lock after the
+        // reads, none wrote during them.
+        let settled = settle(run_dir, None)?;
+        let view = super::commit::view(run_dir, settled.lost.clone());
+        let broken = integrity(run_dir, &settled.journal, settled.state.anchor.as_ref())?;
+        if std::fs::symlink_metadata(&lock_path).is_err() {
+            return Ok((broken, more()));
+        }
+        drop(view);
+        lock = lock_run(run_dir, false, false)?;
+    }
+    let settled = settle(run_dir, lock.as_mut())?;
+    let _view = super::commit::view(run_dir, settled.lost.clone());
+    let broken = integrity(run_dir, &settled.journal, settled.state.anchor.as_ref())?;
+    Ok((broken, more()))
 }
 
 #[cfg(test)]
@@ -756,17 +877,22 @@ mod tests {
             .dir()
             .join(format!("output/.claims.json.pending-{}", claim_line.fence));
         std::fs::rename(run.dir().join(claims), &pending).unwrap();
-        assert_eq!(check(run.dir()).unwrap(), Vec::new());
-        assert_eq!(std::fs::read(run.dir().join(claims)).unwrap(), committed);
-        assert!(!pending.exists());
-        // A pending copy that is not the last write of its file is a leftover, removed.
+        // A pending copy that is not the last write of its file is a leftover.
         let stale = run.dir().join(format!(
             "output/.evidence.json.pending-{}",
             claim_line.fence
         ));
         std::fs::write(&stale, b"{}").unwrap();
+        // The check sees the run as recovery leaves it, and writes nothing.
         assert_eq!(check(run.dir()).unwrap(), Vec::new());
+        assert!(!run.dir().join(claims).exists());
+        assert!(pending.exists() && stale.exists());
+        // The next rail recovers, even one its body then refuses.
+        assert!(run.freeze_research(None).is_err());
+        assert_eq!(std::fs::read(run.dir().join(claims)).unwrap(), committed);
+        assert!(!pending.exists());
         assert!(!stale.exists());
+        assert_eq!(check(run.dir()).unwrap(), Vec::new());
     }
 
     /// Relaxed durability (the battery's per-trial cases) makes no fsync at all, from open
