@@ -636,7 +636,7 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         "X-TAMP-2",
-        "an edit or deletion of lifecycle.json (a verdict, the state, a frozen hash, a stage record) is refused as tampering by the next rail and named by `case verify`",
+        "an edit or deletion of lifecycle.json (a verdict, the state, a frozen hash, a stage record, or before the first rail its run id or open transition) is refused as tampering by the next rail and named by `case verify`",
     ),
     (
         "X-TAMP-3",

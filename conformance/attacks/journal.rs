@@ -85,6 +85,26 @@ pub fn checks() -> Vec<Check> {
             run: corrupt_first_line,
         },
         Check {
+            name: "attacks::a_lifecycle_run_id_edited_before_the_first_rail_is_refused",
+            rules: &["X-TAMP-2"],
+            run: || {
+                genesis_edited(
+                    |lc| lc["runId"] = json!("01ARZ3NDEKTSV4RRFFQ69G5FAV"),
+                    "runId",
+                )
+            },
+        },
+        Check {
+            name: "attacks::a_lifecycle_open_transition_backdated_before_the_first_rail_is_refused",
+            rules: &["X-TAMP-2"],
+            run: || {
+                genesis_edited(
+                    |lc| lc["transitions"][0]["at"] = json!("2001-01-01T00:00:00Z"),
+                    "transitions",
+                )
+            },
+        },
+        Check {
             name: "attacks::a_lock_anchor_edited_is_refused",
             rules: &["X-TAMP-4"],
             run: || attempt(&LOCK_ANCHOR_EDITED),
@@ -425,5 +445,25 @@ fn corrupt_first_line() -> Result<(), Failed> {
         "the refused rail changed the run: {:?}",
         super::changed(&kept, &now)
     );
+    Ok(())
+}
+
+/// lifecycle.json as open wrote it, edited before any rail: no journal line or anchor
+/// guards it yet, so it must be what open wrote from case.json (its run id, its one open
+/// transition), or the first rail would seal the edit in.
+fn genesis_edited(edit: fn(&mut Value), field: &str) -> Result<(), Failed> {
+    let w = World::new();
+    let run = super::quick(|| w.open_unit())?.run_dir;
+    super::edit_json(&run.join("lifecycle.json"), edit);
+    refused_untouched(
+        &w,
+        &run,
+        &["freeze-research"],
+        "tamper",
+        &["lifecycle.json", field],
+        "lifecycle.json",
+        Some(field),
+    )?;
+    ensure!(!run.join(".lock").exists(), "a lock was created");
     Ok(())
 }

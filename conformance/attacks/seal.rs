@@ -89,6 +89,16 @@ pub fn checks() -> Vec<Check> {
             run: || attempt(&PROPOSAL_EDITED),
         },
         Check {
+            name: "attacks::a_forged_source_manifest_is_refused_by_validate_and_named_by_verify",
+            rules: &["R-GATE-3", "X-TAMP-1"],
+            run: || attempt(&SOURCE_FORGED_BEFORE_VALIDATE),
+        },
+        Check {
+            name: "attacks::a_forged_source_manifest_is_refused_by_finalize_and_named_by_verify",
+            rules: &["R-GATE-3", "X-TAMP-1"],
+            run: || attempt(&SOURCE_FORGED_BEFORE_FINALIZE),
+        },
+        Check {
             name: "attacks::a_finalized_result_edited_is_refused_by_close",
             rules: &["X-TAMP-5"],
             run: || attempt(&RESULT_EDITED),
@@ -413,3 +423,32 @@ const RESULT_EDITED: Attack = Attack {
 fn finalized_run(w: &World) -> Result<PathBuf, Failed> {
     finalized(w).map(|u| u.run)
 }
+
+/// One recorded file hash in source.json changed: the manifest no longer hashes to the
+/// `sourceDigest` case.json records, whichever rail comes next and whether or not it
+/// reads evidence.
+fn forge_source(run: &Path) {
+    edit_json(&run.join("source.json"), |m| {
+        let files = m["files"].as_object_mut().unwrap();
+        let first = files.keys().next().unwrap().clone();
+        files[&first] = json!(format!("sha256:{}", "0".repeat(64)));
+    });
+}
+
+const SOURCE_FORGED_BEFORE_VALIDATE: Attack = Attack {
+    setup: frozen_with_proposal,
+    tamper: forge_source,
+    rail: &["validate"],
+    file: "source.json",
+    field: Some("."),
+    mentions: &["sourceDigest"],
+};
+
+const SOURCE_FORGED_BEFORE_FINALIZE: Attack = Attack {
+    setup: passed,
+    tamper: forge_source,
+    rail: &["finalize"],
+    file: "source.json",
+    field: Some("."),
+    mentions: &["sourceDigest"],
+};

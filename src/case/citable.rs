@@ -44,16 +44,39 @@ fn cases_dir_inside(run: &Run) -> Option<std::path::PathBuf> {
 }
 
 fn load_manifest(run: &Run) -> Result<Recorded, CaseError> {
-    let path = run.dir.join(SOURCE_JSON);
+    let Some(recorded) = &run.doc.identity.source_digest else {
+        return Err(CaseError::Tampered {
+            file: SOURCE_JSON.into(),
+            field: ".".into(),
+            reason: "case.json records no sourceDigest for a repository without a commit".into(),
+        });
+    };
+    read_manifest(&run.dir, recorded)
+}
+
+/// What is wrong with the run's `source.json` against the `sourceDigest` case.json
+/// records, as (field, reason); `None` when it is what open wrote. Every rail and
+/// `case verify` check this with the rest of the seal, not only the rails that read it.
+pub(super) fn manifest_broken(run_dir: &Path, recorded: &str) -> Option<(String, String)> {
+    match read_manifest(run_dir, recorded) {
+        Ok(_) => None,
+        Err(
+            CaseError::Tampered { field, reason, .. } | CaseError::Corrupt { field, reason, .. },
+        ) => Some((field, reason)),
+        Err(CaseError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Some((".".into(), "missing".into()))
+        }
+        Err(e) => Some((".".into(), e.to_string())),
+    }
+}
+
+/// `source.json` of the run at `run_dir`, refused unless it hashes to `recorded`.
+fn read_manifest(run_dir: &Path, recorded: &str) -> Result<Recorded, CaseError> {
+    let path = run_dir.join(SOURCE_JSON);
     let tampered = |reason: String| CaseError::Tampered {
         file: SOURCE_JSON.into(),
         field: ".".into(),
         reason,
-    };
-    let Some(recorded) = &run.doc.identity.source_digest else {
-        return Err(tampered(
-            "case.json records no sourceDigest for a repository without a commit".into(),
-        ));
     };
     let mut bytes = crate::fsio::read_regular(&path, MAX_RUN_FILE_BYTES)
         .map_err(CaseError::io("read", &path))?;
@@ -63,7 +86,7 @@ fn load_manifest(run: &Run) -> Result<Recorded, CaseError> {
     // Anything else (a run written before source.json was canonical, or an edited file)
     // takes the strict path below.
     let canonical = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    if crate::canon::bytes_hash(canonical) == *recorded {
+    if crate::canon::bytes_hash(canonical) == recorded {
         bytes.truncate(canonical.len());
         return Ok(Recorded::verified_json(bytes));
     }
@@ -75,9 +98,9 @@ fn load_manifest(run: &Run) -> Result<Recorded, CaseError> {
             reason: e.message,
         })?;
     let digest = manifest.digest();
-    if digest != *recorded {
+    if digest != recorded {
         return Err(tampered(format!(
-            "hashes to {digest}, but case.json recorded {recorded}"
+            "hashes to {digest}, but case.json's sourceDigest records {recorded}"
         )));
     }
     Ok(manifest.into())

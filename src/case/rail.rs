@@ -32,7 +32,9 @@ use super::error::CaseError;
 pub use super::journal::{
     Fence, Journal, JournalEntry, JournalHead, Outcome, SavedError, read_journal,
 };
-use super::layout::{CASE_JSON, JOURNAL, LIFECYCLE_JSON, LOCK_FILE, OUTPUT_DIR};
+use super::layout::{
+    CASE_JSON, JOURNAL, LIFECYCLE_JSON, LOCK_FILE, MAX_RUN_FILE_BYTES, OUTPUT_DIR, SOURCE_JSON,
+};
 use super::lifecycle::{Lifecycle, State, now};
 use crate::canon::canonical_hash;
 
@@ -79,10 +81,14 @@ fn checked(
     let hash_of =
         |rel: &str| -> Result<Option<String>, CaseError> { super::store::file_hash(run_dir, rel) };
     check_output_dir(run_dir, &mut broken);
-    let Some(case_hash) = hash_of(CASE_JSON)? else {
+    let case_path = run_dir.join(CASE_JSON);
+    let Some(case_bytes) = super::commit::read(run_dir, CASE_JSON, MAX_RUN_FILE_BYTES)
+        .map_err(CaseError::io("read", &case_path))?
+    else {
         broken(CASE_JSON, ".", "missing".into());
         return Ok((out, None));
     };
+    let case_hash = crate::canon::bytes_hash(&case_bytes);
     // Read once: the hash the journal's writes are checked against is of the bytes parsed.
     let (lc_hash, lc) = match Lifecycle::read_hashed(run_dir)? {
         Some((hash, Ok(lc))) => (hash, lc),
@@ -105,10 +111,44 @@ fn checked(
             ),
         );
     }
+    // Only of the case.json the run was opened with: another one is reported above.
+    let opened = (lc.case_hash == case_hash)
+        .then(|| serde_json::from_slice::<OpenedCase>(&case_bytes).ok())
+        .flatten();
+    if let Some(case) = &opened {
+        check_source(run_dir, case, &mut broken);
+    }
     check_chain(journal, &lc, anchor, &mut broken);
-    check_lifecycle_writer(journal, &lc, &mut broken);
+    check_lifecycle_writer(journal, &lc, opened.as_ref(), &mut broken);
     check_engine_writes(journal, &lc_hash, &hash_of, &mut broken)?;
     Ok((out, Some(case_hash)))
+}
+
+/// What the seal reads of case.json, once it hashes to what the run was opened with (so
+/// open wrote it, and the rails' strict parse of it holds): only these fields.
+#[derive(serde::Deserialize)]
+struct OpenedCase {
+    identity: OpenedIdentity,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OpenedIdentity {
+    run_id: String,
+    created_at: String,
+    #[serde(default)]
+    source_digest: Option<String>,
+}
+
+/// source.json, for a repository without a commit, is the manifest whose digest case.json
+/// records: checked here with the rest of the seal, so no rail, `case verify` or `case
+/// show` works from a forged one.
+fn check_source(run_dir: &Path, case: &OpenedCase, broken: &mut impl FnMut(&str, &str, String)) {
+    if let Some(recorded) = &case.identity.source_digest
+        && let Some((field, reason)) = super::citable::manifest_broken(run_dir, recorded)
+    {
+        broken(SOURCE_JSON, &field, reason);
+    }
 }
 
 /// output/ must be the run's own directory: through a link the engine would read and
@@ -166,19 +206,38 @@ fn check_chain(
 }
 
 /// lifecycle.json records the journal head its writer followed; with no writer it is the
-/// run's genesis record.
+/// run's genesis record, exactly what open wrote from `case` (its run id, its creation
+/// time as the one transition): before the first rail no journal line or anchor guards it,
+/// and the first rail would otherwise seal an edit in.
 fn check_lifecycle_writer(
     journal: &Journal,
     lc: &Lifecycle,
+    case: Option<&OpenedCase>,
     broken: &mut impl FnMut(&str, &str, String),
 ) {
+    if let Some(case) = case
+        && lc.run_id.to_string() != case.identity.run_id
+    {
+        broken(
+            LIFECYCLE_JSON,
+            "runId",
+            format!(
+                "is {}, but case.json's is {}",
+                lc.run_id, case.identity.run_id
+            ),
+        );
+    }
     let writer = journal
         .entries
         .iter()
         .rposition(|e| e.writes.contains_key(LIFECYCLE_JSON));
     match writer {
         None => {
-            let genesis = Lifecycle::new(lc.run_id.clone(), "", &lc.case_hash);
+            let genesis = Lifecycle::new(
+                lc.run_id.clone(),
+                case.map_or("", |c| &c.identity.created_at),
+                &lc.case_hash,
+            );
             if lc.journal != genesis.journal
                 || lc.state != State::Open
                 || lc.transitions.len() != 1
@@ -189,6 +248,15 @@ fn check_lifecycle_writer(
                     LIFECYCLE_JSON,
                     ".",
                     "records work, but no journal line wrote it".into(),
+                );
+            } else if case.is_some() && lc.transitions != genesis.transitions {
+                broken(
+                    LIFECYCLE_JSON,
+                    "transitions",
+                    format!(
+                        "are not the one transition open recorded ({}), and no journal line wrote them",
+                        serde_json::to_string(&genesis.transitions[0]).unwrap_or_default()
+                    ),
                 );
             }
         }
