@@ -623,7 +623,10 @@ fn a_merge_keeps_what_the_shards_say_against_it() -> Result<(), Failed> {
     edit_results(&twin, |v| {
         let t = &mut v["trials"][0];
         id = t["id"].as_str().unwrap().to_string();
-        t["correct"] = json!(!t["correct"].as_bool().unwrap());
+        // Another answer, consistent in itself: its status right where it was wrong.
+        let status = !t["statusCorrect"].as_bool().unwrap();
+        t["statusCorrect"] = json!(status);
+        t["correct"] = json!(status && t["valuesCorrect"].as_bool().unwrap());
     });
     match merge(
         &[shards[0].clone(), twin, shards[1].clone()],
@@ -850,6 +853,75 @@ fn a_trial_record_under_another_trials_name_is_refused_on_resume() -> Result<(),
             .into());
         }
     }
+    Ok(())
+}
+
+/// Regression: a record was checked for its type and its file name only, so one edited
+/// to contradict itself (another arm than its id, another class, correct without its
+/// status and values, a recall over 1, a negative cost) was resumed, merged and reported
+/// as a trial. Each is refused naming the record and the member, on resume and on read.
+fn a_trial_record_that_contradicts_itself_is_refused_naming_the_member() -> Result<(), Failed> {
+    let f = Fixture::new(&[PROPOSAL]);
+    let mut cfg = f.config("out", Arm::Baseline);
+    battery_ok(&cfg)?;
+    cfg.resume = true;
+    let record = cfg
+        .out
+        .join("trials")
+        .join(trial_file_name(&format!("{PROPOSAL}::baseline#0")));
+    let pristine = std::fs::read(&record).unwrap();
+    let results = cfg.out.join("results.json");
+    let pristine_results = std::fs::read(&results).unwrap();
+    let edits: [(&str, Value); 6] = [
+        ("id", json!("oracle")),
+        ("class", json!("conflicting")),
+        ("correct", Value::Null),
+        ("evidenceRecall", json!(7.5)),
+        ("costUsd", json!(-5.0)),
+        ("unsupportedClaims", json!(1000)),
+    ];
+    for (field, value) in edits {
+        let mut rec: Value = serde_json::from_slice(&pristine).unwrap();
+        match field {
+            // The id is right; the arm is not the id's.
+            "id" => rec["arm"] = value,
+            "correct" => rec["correct"] = json!(!rec["correct"].as_bool().unwrap()),
+            _ => rec[field] = value,
+        }
+        write_json(&record, &rec);
+        match battery(&cfg) {
+            Err(BatteryError::Input(msg)) => ensure!(
+                msg.contains(&record.display().to_string()) && msg.contains(&format!("`{field}`")),
+                "the refusal does not name the record and `{field}`: {msg}"
+            ),
+            other => {
+                return Err(format!(
+                    "a record with an edited `{field}` was resumed: {}",
+                    outcome(&other)
+                )
+                .into());
+            }
+        }
+        ensure!(
+            std::fs::read(&results).unwrap() == pristine_results,
+            "a refused resume rewrote results.json"
+        );
+        // The same edit in results.json is refused by every reader of it.
+        let mut doc: Value = serde_json::from_slice(&pristine_results).unwrap();
+        doc["trials"][0] = rec;
+        let edited = f.out(&format!("edited-{field}"));
+        std::fs::create_dir_all(&edited).unwrap();
+        write_json(&edited.join("results.json"), &doc);
+        match read_results(&edited) {
+            Err(e) => ensure!(
+                e.to_string().contains(&format!("trials[0].{field}")),
+                "reading results.json does not name `trials[0].{field}`: {e}"
+            ),
+            Ok(_) => return Err(format!("results.json with an edited `{field}` was read").into()),
+        }
+    }
+    std::fs::write(&record, &pristine).unwrap();
+    battery_ok(&cfg)?;
     Ok(())
 }
 
@@ -1380,6 +1452,11 @@ pub fn checks() -> Vec<Check> {
             name: "battery::a_results_directory_in_use_by_another_battery_is_refused",
             rules: &["R-BAT-12"],
             run: a_results_directory_in_use_by_another_battery_is_refused,
+        },
+        Check {
+            name: "battery::a_trial_record_that_contradicts_itself_is_refused_naming_the_member",
+            rules: &["R-BAT-12", "R-BAT-14"],
+            run: a_trial_record_that_contradicts_itself_is_refused_naming_the_member,
         },
         Check {
             name: "battery::a_trial_in_two_shards_differing_in_status_tier_or_value_is_refused",

@@ -232,14 +232,24 @@ pub fn read_versioned<T: serde::de::DeserializeOwned>(
 /// # Errors
 ///
 /// The errors of [`read_versioned`] for `path` (or `path/results.json` for a directory):
-/// unreadable, not JSON, another format or version, or unknown keys.
+/// unreadable, not JSON, another format or version, or unknown keys; and a trial record
+/// that contradicts itself ([`TrialRecord::inconsistency`]), naming it.
 pub fn read_results(path: &Path) -> Result<ResultsDoc, DocError> {
     let file = if path.is_dir() {
         path.join(RESULTS_JSON)
     } else {
         path.to_path_buf()
     };
-    read_versioned(&file, RESULTS_FORMAT)
+    let doc: ResultsDoc = read_versioned(&file, RESULTS_FORMAT)?;
+    for (i, t) in doc.trials.iter().enumerate() {
+        if let Some((field, why)) = t.inconsistency() {
+            return Err(doc_error(
+                &file,
+                format!("at `trials[{i}].{field}`: {why} (trial `{}`)", t.id),
+            ));
+        }
+    }
+    Ok(doc)
 }
 
 /// The JSON Schema of results.json, from the types.

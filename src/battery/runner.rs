@@ -241,6 +241,12 @@ pub fn load_trials(dir: &Path) -> Result<Vec<TrialRecord>, BatteryError> {
         }
         let rec: TrialRecord =
             read_versioned(&p, TRIAL_FORMAT).map_err(|e| BatteryError::Input(e.to_string()))?;
+        if let Some((field, why)) = rec.inconsistency() {
+            return Err(BatteryError::Input(format!(
+                "`{}`: at `{field}`: {why}",
+                p.display()
+            )));
+        }
         if trial_file_name(&rec.id) != name {
             return Err(BatteryError::Input(format!(
                 "`{}`: holds trial `{}`, whose record belongs in `{}`",

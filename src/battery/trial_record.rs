@@ -116,4 +116,58 @@ impl TrialRecord {
     pub fn counted(&self) -> bool {
         self.infra.is_none()
     }
+
+    /// The first member (camelCase) that contradicts the rest of the record or its own
+    /// meaning, with why: the id is the scenario, arm and repeat; the class is the
+    /// scenario's; correct is status and values correct; harmful at auto is harmful at
+    /// tier `auto`; a recall is a share; unsupported claims are some of the claims; a cost
+    /// is not negative. A record that holds one was edited (or never written by a battery),
+    /// and its figures would count what no trial did.
+    #[must_use]
+    pub fn inconsistency(&self) -> Option<(&'static str, String)> {
+        let id = super::results::trial_id(&self.scenario, self.arm, self.repeat);
+        let class = self.scenario.split('/').next().unwrap_or_default();
+        let checks = [
+            (
+                self.id != id,
+                "id",
+                format!("is `{}`, but scenario, arm and repeat make `{id}`", self.id),
+            ),
+            (
+                self.class != class,
+                "class",
+                format!("is `{}`, but the scenario is in `{class}`", self.class),
+            ),
+            (
+                self.correct != (self.status_correct && self.values_correct),
+                "correct",
+                "is not `statusCorrect` and `valuesCorrect`".to_string(),
+            ),
+            (
+                self.harmful_at_auto && !(self.harmful && self.tier.as_deref() == Some("auto")),
+                "harmfulAtAuto",
+                "is true for a trial not harmful at tier `auto`".to_string(),
+            ),
+            (
+                self.evidence_recall
+                    .is_some_and(|r| !(0.0..=1.0).contains(&r)),
+                "evidenceRecall",
+                "is not a share between 0 and 1".to_string(),
+            ),
+            (
+                self.unsupported_claims > self.claims,
+                "unsupportedClaims",
+                format!("is more than the {} claims", self.claims),
+            ),
+            (
+                !(self.cost_usd.is_finite() && self.cost_usd >= 0.0),
+                "costUsd",
+                "is negative".to_string(),
+            ),
+        ];
+        checks
+            .into_iter()
+            .find(|(bad, _, _)| *bad)
+            .map(|(_, field, why)| (field, why))
+    }
 }
