@@ -33,15 +33,20 @@ pub enum Limit {
     /// Bytes of a short text a rail records as given: an external evidence source or uri,
     /// a finalize reason.
     NoteBytes,
+    /// Nodes the YAML aliases of one OpenAPI description repeat: an alias costs every node of
+    /// what it names, so a few hundred bytes of nested aliases cannot expand without bound.
+    YamlAliasNodes,
 }
 
-/// A row of the table: the cap's name (the variable is `ANVIL_MAX_<name>`), its default and
-/// what it bounds.
+/// A row of the table: the cap's name (the variable is `ANVIL_MAX_<name>`), its default,
+/// what it counts and what it bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spec {
     pub limit: Limit,
     pub name: &'static str,
     pub default: u64,
+    /// What the cap counts: `bytes`, or `nodes` for the expansion caps.
+    pub unit: &'static str,
     pub bounds: &'static str,
 }
 
@@ -49,60 +54,76 @@ const MIB: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 
 /// Every cap, in the order of [`Limit`]'s variants.
-pub const TABLE: [Spec; 9] = [
+pub const TABLE: [Spec; 10] = [
     Spec {
         limit: Limit::DocBytes,
         name: "DOC_BYTES",
         default: 64 * MIB,
+        unit: "bytes",
         bounds: "one JSON/YAML document read from a file (AIR, OpenAPI, scripts, labels, scenarios)",
     },
     Spec {
         limit: Limit::ResultsBytes,
         name: "RESULTS_BYTES",
         default: 512 * MIB,
+        unit: "bytes",
         bounds: "one battery results document (results.json, a trial record, the manifest)",
     },
     Spec {
         limit: Limit::AirTextBytes,
         name: "AIR_TEXT_BYTES",
         default: 64 * KIB,
+        unit: "bytes",
         bounds: "one text value in an AIR (description, error message, any string)",
     },
     Spec {
         limit: Limit::RationaleBytes,
         name: "RATIONALE_BYTES",
         default: 64 * KIB,
+        unit: "bytes",
         bounds: "a proposal's rationale",
     },
     Spec {
         limit: Limit::ExcerptBytes,
         name: "EXCERPT_BYTES",
         default: MIB,
+        unit: "bytes",
         bounds: "an external evidence excerpt (--excerpt-file)",
     },
     Spec {
         limit: Limit::ReplayBodyBytes,
         name: "REPLAY_BODY_BYTES",
         default: 256 * MIB,
+        unit: "bytes",
         bounds: "one HTTP request body of replay-model",
     },
     Spec {
         limit: Limit::McpLineBytes,
         name: "MCP_LINE_BYTES",
         default: 4 * MIB,
+        unit: "bytes",
         bounds: "one JSON-RPC line of mcp serve",
     },
     Spec {
         limit: Limit::ToolRequestBytes,
         name: "TOOL_REQUEST_BYTES",
         default: MIB,
+        unit: "bytes",
         bounds: "a case query --request document as read",
     },
     Spec {
         limit: Limit::NoteBytes,
         name: "NOTE_BYTES",
         default: 64 * KIB,
+        unit: "bytes",
         bounds: "an external evidence source or uri, a finalize reason",
+    },
+    Spec {
+        limit: Limit::YamlAliasNodes,
+        name: "YAML_ALIAS_NODES",
+        default: 1_000_000,
+        unit: "nodes",
+        bounds: "nodes the YAML aliases of one OpenAPI description repeat",
     },
 ];
 
@@ -110,30 +131,32 @@ pub const TABLE: [Spec; 9] = [
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitError {
     #[error(
-        "environment variable `{var}` is `{value}`: {reason}; set a whole number of bytes of at \
+        "environment variable `{var}` is `{value}`: {reason}; set a whole number of {unit} of at \
          least 1, or unset it for the default ({default})"
     )]
     BadOverride {
         var: String,
         value: String,
         reason: &'static str,
+        unit: &'static str,
         default: u64,
     },
     #[error(
-        "is {}, over the {name} cap of {cap} bytes (set {var}=<bytes> to raise it)",
-        actual.map_or_else(|| "larger".to_string(), |n| format!("{n} bytes"))
+        "is {}, over the {name} cap of {cap} {unit} (set {var}=<{unit}> to raise it)",
+        actual.map_or_else(|| "larger".to_string(), |n| format!("{n} {unit}"))
     )]
     Exceeded {
         name: &'static str,
         var: String,
         cap: u64,
+        unit: &'static str,
         /// The size when known (a stream is refused after `cap + 1` bytes).
         actual: Option<u64>,
     },
 }
 
 impl Limit {
-    pub const ALL: [Limit; 9] = [
+    pub const ALL: [Limit; 10] = [
         Limit::DocBytes,
         Limit::ResultsBytes,
         Limit::AirTextBytes,
@@ -143,6 +166,7 @@ impl Limit {
         Limit::McpLineBytes,
         Limit::ToolRequestBytes,
         Limit::NoteBytes,
+        Limit::YamlAliasNodes,
     ];
 
     #[must_use]
@@ -191,6 +215,7 @@ impl Limit {
             var: self.var(),
             value: raw.chars().take(64).collect(),
             reason,
+            unit: self.spec().unit,
             default: self.default_value(),
         };
         if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
@@ -210,6 +235,7 @@ impl Limit {
             name: self.name(),
             var: self.var(),
             cap,
+            unit: self.spec().unit,
             actual,
         }
     }
@@ -389,6 +415,21 @@ mod tests {
         assert!(e.to_string().contains("not a regular file"), "{e}");
         let e = read_capped(dir.path(), Limit::DocBytes).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn the_expansion_caps_count_nodes_and_say_so() {
+        let e = Limit::YamlAliasNodes.exceeded(10, None).to_string();
+        assert_eq!(
+            e,
+            "is larger, over the YAML_ALIAS_NODES cap of 10 nodes \
+             (set ANVIL_MAX_YAML_ALIAS_NODES=<nodes> to raise it)"
+        );
+        let e = Limit::YamlAliasNodes
+            .parse_override("x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a whole number of nodes"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use super::error::OpenApiError;
 use super::tree::{BuildError, Node};
 use super::{json, yaml};
+use crate::limits::Limit;
 
 /// The syntax a document is written in; export writes the same one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +27,7 @@ pub struct Document {
 
 impl Document {
     /// Reads and parses `path`: a regular file (never a symlink, FIFO or device) of at
-    /// most [`Limit::DocBytes`](crate::limits::Limit::DocBytes).
+    /// most [`Limit::DocBytes`].
     ///
     /// # Errors
     ///
@@ -61,13 +62,21 @@ impl Document {
     /// `OpenApiError::Syntax`, with the line and column, when `text` is neither valid JSON
     /// nor valid YAML in the format chosen above (for JSON-looking text the JSON error is
     /// reported); `OpenApiError::Invalid`, with the JSON Pointer, for a duplicate key, a
-    /// non-scalar YAML mapping key or nesting that is too deep.
+    /// non-scalar YAML mapping key, nesting that is too deep or YAML aliases that repeat more
+    /// than [`Limit::YamlAliasNodes`] nodes; `OpenApiError::Read` for an invalid override of
+    /// that cap.
     pub fn parse(text: String, file: &str) -> Result<Document, OpenApiError> {
+        let alias_cap = Limit::YamlAliasNodes
+            .value()
+            .map_err(|e| OpenApiError::Read {
+                file: file.to_string(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+            })?;
         let body = text.trim_start_matches('\u{feff}').trim_start();
         let looks_json = body.starts_with('{') || body.starts_with('[');
         let attempt = |format: Format| match format {
             Format::Json => json::parse(&text),
-            Format::Yaml => yaml::parse(&text),
+            Format::Yaml => yaml::parse(&text, alias_cap),
         };
         let (format, result) = if looks_json {
             // Text that opens like JSON is JSON, unless the file says it is YAML (a YAML

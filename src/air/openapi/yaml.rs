@@ -4,6 +4,11 @@
 //! corrects the ends it reports loosely (quoted scalars in block context run on to the end
 //! of the line, block scalars take the blank lines after them), so that every node's
 //! `start..end` is its own text. Scalars resolve by YAML 1.2's core schema.
+//!
+//! An alias is a copy of the node it names, so the nodes aliases repeat are counted and
+//! refused past a cap (the caller's [`Limit::YamlAliasNodes`](crate::limits::Limit)) before
+//! they are copied: nested aliases in a few hundred bytes would otherwise expand
+//! exponentially.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -15,8 +20,9 @@ use super::tree::{
     BuildError, Entry, Kind, MAX_DEPTH, Map, Node, Scalar, Style, Trail, push_entry,
 };
 
-/// Parses a stream holding exactly one YAML document.
-pub(crate) fn parse(text: &str) -> Result<Node, BuildError> {
+/// Parses a stream holding exactly one YAML document, in which aliases repeat at most
+/// `alias_cap` nodes in all.
+pub(crate) fn parse(text: &str, alias_cap: u64) -> Result<Node, BuildError> {
     // The parser counts from after a byte-order mark; offsets count from the file's start.
     let base = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let body = &text[base..];
@@ -26,6 +32,9 @@ pub(crate) fn parse(text: &str) -> Result<Node, BuildError> {
         offsets: Offsets::new(body),
         events: Parser::new_from_str(body),
         anchors: HashMap::new(),
+        built: 0,
+        aliased: 0,
+        alias_cap,
     };
     let (ev, _) = b.next()?;
     debug_assert!(matches!(ev, Event::StreamStart));
@@ -75,7 +84,13 @@ struct Builder<'a> {
     base: usize,
     offsets: Offsets,
     events: Parser<'a, saphyr_parser::StrInput<'a>>,
-    anchors: HashMap<usize, Node>,
+    /// Anchor id → the node and how many nodes it holds.
+    anchors: HashMap<usize, (Node, u64)>,
+    /// Nodes built so far, alias copies included.
+    built: u64,
+    /// Nodes alias copies have added.
+    aliased: u64,
+    alias_cap: u64,
 }
 
 impl<'a> Builder<'a> {
@@ -115,6 +130,7 @@ impl<'a> Builder<'a> {
             });
         }
         let start = self.byte(span.start.index());
+        let built_before = self.built;
         let (node, anchor) = match ev {
             Event::Scalar(value, style, anchor, tag) => {
                 (self.scalar(value, style, tag.as_deref(), span), anchor)
@@ -145,11 +161,21 @@ impl<'a> Builder<'a> {
             }
             Event::MappingStart(anchor, _) => (self.mapping(start, at, depth)?, anchor),
             Event::Alias(id) => {
-                let node = self.anchors.get(&id).cloned().ok_or(BuildError::Syntax {
+                let (node, size) = self.anchors.get(&id).ok_or(BuildError::Syntax {
                     offset: start,
                     message: "alias to an unknown anchor".into(),
                 })?;
-                return Ok(node.into_alias());
+                self.aliased = self.aliased.saturating_add(*size);
+                if self.aliased > self.alias_cap {
+                    let over = crate::limits::Limit::YamlAliasNodes.exceeded(self.alias_cap, None);
+                    return Err(BuildError::Invalid {
+                        pointer: at.pointer(),
+                        message: format!("what the YAML aliases repeat {over}"),
+                    });
+                }
+                let node = node.clone().into_alias();
+                self.built = self.built.saturating_add(*size);
+                return Ok(node);
             }
             _ => {
                 return Err(BuildError::Syntax {
@@ -158,8 +184,10 @@ impl<'a> Builder<'a> {
                 });
             }
         };
+        self.built += 1;
         if anchor > 0 {
-            self.anchors.insert(anchor, node.clone());
+            let size = self.built - built_before;
+            self.anchors.insert(anchor, (node.clone(), size));
         }
         Ok(node)
     }
@@ -369,7 +397,7 @@ mod tests {
 
     #[test]
     fn nodes_know_their_own_text() {
-        let root = parse(TEXT).unwrap();
+        let root = parse(TEXT, u64::MAX).unwrap();
         let text_of = |n: &Node| &TEXT[n.start..n.end];
         let b = root.get("b").unwrap();
         assert_eq!(text_of(b.get("c").unwrap()), "\"x y\"");
@@ -389,8 +417,11 @@ mod tests {
 
     #[test]
     fn plain_scalars_resolve_by_the_core_schema() {
-        let root =
-            parse("a: 1\nb: 2.5\nc: yes\nd: true\ne: '1'\nf: 0x1F\ng: 1e3\nh: 2.0.1\n").unwrap();
+        let root = parse(
+            "a: 1\nb: 2.5\nc: yes\nd: true\ne: '1'\nf: 0x1F\ng: 1e3\nh: 2.0.1\n",
+            u64::MAX,
+        )
+        .unwrap();
         let v = root.to_value();
         assert_eq!(v["a"], 1);
         assert_eq!(v["b"], 2.5);
@@ -405,13 +436,45 @@ mod tests {
     #[test]
     fn duplicate_keys_and_streams_are_refused() {
         assert!(matches!(
-            parse("a:\n  b: 1\n  b: 2\n"),
+            parse("a:\n  b: 1\n  b: 2\n", u64::MAX),
             Err(BuildError::Invalid { pointer, .. }) if pointer == "/a/b"
         ));
         assert!(matches!(
-            parse("a: 1\n---\nb: 2\n"),
+            parse("a: 1\n---\nb: 2\n", u64::MAX),
             Err(BuildError::Syntax { .. })
         ));
-        assert!(matches!(parse("a: [1\n"), Err(BuildError::Syntax { .. })));
+        assert!(matches!(
+            parse("a: [1\n", u64::MAX),
+            Err(BuildError::Syntax { .. })
+        ));
+    }
+
+    /// Nested aliases, each repeating the one before nine times (the "billion laughs").
+    fn laughs(levels: usize) -> String {
+        let mut text = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n".to_string();
+        for i in 1..=levels {
+            let refs = vec![format!("*a{}", i - 1); 9].join(", ");
+            text.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        text
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_at_the_cap_before_it_is_copied() {
+        // Two levels repeat 9 * 10 + 9 * 91 = 909 nodes (`a1` is its 90 and itself).
+        assert!(parse(&laughs(2), 909).is_ok());
+        let Err(BuildError::Invalid { pointer, message }) = parse(&laughs(2), 908) else {
+            panic!("an alias expansion over the cap was accepted");
+        };
+        assert_eq!(pointer, "/a2/8");
+        assert!(
+            message.contains("YAML_ALIAS_NODES cap of 908 nodes"),
+            "{message}"
+        );
+        // Thirty levels would be 9^31 nodes: refused long before.
+        assert!(matches!(
+            parse(&laughs(30), 1_000),
+            Err(BuildError::Invalid { .. })
+        ));
     }
 }

@@ -1,0 +1,95 @@
+//! What the CLI refuses, through the real binary: descriptions that would expand without
+//! bound, outputs that are inputs or links, a `replay-model` that would listen beyond
+//! loopback or die of a closed stderr. Each test names the defect it pins.
+//!
+//! The expansion bombs run under a small address-space limit (`ulimit -v`), so a loader
+//! that expands without bound fails the test by aborting quickly instead of taking the
+//! machine's memory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_anvil-bench");
+
+/// Address space a capped child may use: far below what the bombs expand to, far above
+/// what a refusal needs.
+const CAPPED_KIB: u64 = 1024 * 1024;
+
+fn petstore() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openapi/petstore-openapi-3.0.yaml")
+}
+
+fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// `BIN args` under `ulimit -v CAPPED_KIB`.
+fn run_capped(dir: &Path, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {CAPPED_KIB} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn refused(out: &Output, code: i32, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{:?}: {stderr}", out.status);
+    for n in needles {
+        assert!(stderr.contains(n), "no `{n}` in: {stderr}");
+    }
+}
+
+/// Nested aliases, each repeating the one before nine times: 440 bytes at seven levels.
+fn alias_bomb(levels: usize) -> String {
+    let mut text = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\n".to_string();
+    text.push_str("x-a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
+    for i in 1..=levels {
+        let refs = vec![format!("*a{}", i - 1); 9].join(",");
+        text.push_str(&format!("x-a{i}: &a{i} [{refs}]\n"));
+    }
+    text.push_str("paths: {}\n");
+    text
+}
+
+#[test]
+fn a_yaml_alias_bomb_in_a_description_is_refused_naming_the_file_and_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bomb.yaml"), alias_bomb(7)).unwrap();
+    std::fs::copy(petstore(), d.join("pet.yaml")).unwrap();
+    let air = run(
+        d,
+        &["air", "import", "pet.yaml", "--out", "pet.air.json"],
+        &[],
+    );
+    assert!(air.status.success());
+    for args in [
+        &["air", "import", "bomb.yaml"][..],
+        &["detect", "--spec", "bomb.yaml"],
+        &[
+            "air",
+            "export",
+            "--spec",
+            "bomb.yaml",
+            "--air",
+            "pet.air.json",
+        ],
+    ] {
+        let out = run_capped(d, args);
+        refused(&out, 1, &["`bomb.yaml`", "YAML_ALIAS_NODES"]);
+    }
+    // The cap is the one named: lowered, a small bomb is refused too.
+    std::fs::write(d.join("small.yaml"), alias_bomb(3)).unwrap();
+    let env = [("ANVIL_MAX_YAML_ALIAS_NODES", "1000")];
+    let out = run(d, &["air", "import", "small.yaml"], &env);
+    refused(&out, 1, &["`small.yaml`", "cap of 1000 nodes"]);
+}
