@@ -36,6 +36,9 @@ pub enum Limit {
     /// Nodes the YAML aliases of one OpenAPI description repeat: an alias costs every node of
     /// what it names, so a few hundred bytes of nested aliases cannot expand without bound.
     YamlAliasNodes,
+    /// Schema nodes one OpenAPI import expands into fields: a `$ref` costs again at every
+    /// use, so components that point at each other cannot multiply without bound.
+    ImportNodes,
 }
 
 /// A row of the table: the cap's name (the variable is `ANVIL_MAX_<name>`), its default,
@@ -125,6 +128,13 @@ pub const TABLE: [Spec; 10] = [
         unit: "nodes",
         bounds: "nodes the YAML aliases of one OpenAPI description repeat",
     },
+    Spec {
+        limit: Limit::ImportNodes,
+        name: "IMPORT_NODES",
+        default: 1_000_000,
+        unit: "nodes",
+        bounds: "schema nodes one OpenAPI import expands into fields (a $ref at every use)",
+    },
 ];
 
 /// A cap was passed, or its override is malformed.
@@ -167,6 +177,7 @@ impl Limit {
         Limit::ToolRequestBytes,
         Limit::NoteBytes,
         Limit::YamlAliasNodes,
+        Limit::ImportNodes,
     ];
 
     #[must_use]
@@ -425,7 +436,7 @@ mod tests {
             "is larger, over the YAML_ALIAS_NODES cap of 10 nodes \
              (set ANVIL_MAX_YAML_ALIAS_NODES=<nodes> to raise it)"
         );
-        let e = Limit::YamlAliasNodes
+        let e = Limit::ImportNodes
             .parse_override("x")
             .unwrap_err()
             .to_string();

@@ -93,3 +93,52 @@ fn a_yaml_alias_bomb_in_a_description_is_refused_naming_the_file_and_the_cap() {
     let out = run(d, &["air", "import", "small.yaml"], &env);
     refused(&out, 1, &["`small.yaml`", "cap of 1000 nodes"]);
 }
+
+/// `levels` components, each with eight properties pointing at the next: 8^(levels-1)
+/// fields from a few kilobytes.
+fn ref_bomb(levels: usize) -> String {
+    let mut text = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      \
+                    responses:\n        '200':\n          description: ok\n          content:\n            \
+                    application/json:\n              schema: {$ref: '#/components/schemas/C0'}\n\
+                    components:\n  schemas:\n"
+        .to_string();
+    for i in 0..levels {
+        text.push_str(&format!(
+            "    C{i}:\n      type: object\n      properties:\n"
+        ));
+        for j in 0..8 {
+            if i + 1 < levels {
+                let next = i + 1;
+                text.push_str(&format!(
+                    "        p{j}: {{$ref: '#/components/schemas/C{next}'}}\n"
+                ));
+            } else {
+                text.push_str(&format!("        p{j}: {{type: string}}\n"));
+            }
+        }
+    }
+    text
+}
+
+#[test]
+fn a_ref_fan_out_is_refused_at_the_import_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("refbomb.yaml"), ref_bomb(9)).unwrap();
+    for args in [
+        &["air", "import", "refbomb.yaml", "--out", "rb.json"][..],
+        &["detect", "--spec", "refbomb.yaml"],
+    ] {
+        let out = run_capped(d, args);
+        refused(
+            &out,
+            1,
+            &["`refbomb.yaml` at `#/components/schemas/", "IMPORT_NODES"],
+        );
+    }
+    assert!(!d.join("rb.json").exists());
+    let env = [("ANVIL_MAX_IMPORT_NODES", "100")];
+    std::fs::write(d.join("small.yaml"), ref_bomb(3)).unwrap();
+    let out = run(d, &["air", "import", "small.yaml"], &env);
+    refused(&out, 1, &["`small.yaml`", "IMPORT_NODES cap of 100 nodes"]);
+}

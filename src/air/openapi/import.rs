@@ -13,10 +13,11 @@ use super::error::OpenApiError;
 use super::ext::{self, Attr};
 use super::pointer::{self, show};
 use super::refs::{self, Layer};
-use super::schema::{Flattener, View};
+use super::schema::{Budget, Flattener, View};
 use super::tree::Node;
 use super::{Imported, Note, Site, Version};
 use crate::air::{Air, AirSource, Capability, Field, Location, Operation, Service};
+use crate::limits::Limit;
 
 const METHODS: [&str; 8] = [
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -24,6 +25,10 @@ const METHODS: [&str; 8] = [
 
 /// Imports `doc` into AIR.
 pub(crate) fn import(doc: &Document) -> Result<Imported, OpenApiError> {
+    let cap = Limit::ImportNodes.value().map_err(|e| OpenApiError::Read {
+        file: doc.file.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+    })?;
     let mut walk = Walk {
         doc,
         version: version(doc)?,
@@ -32,6 +37,7 @@ pub(crate) fn import(doc: &Document) -> Result<Imported, OpenApiError> {
         raw_ids: HashMap::new(),
         ids: HashMap::new(),
         tags: Vec::new(),
+        budget: Budget::new(cap),
     };
     let service = walk.service()?;
     let mut operations = Vec::new();
@@ -195,6 +201,8 @@ pub(super) struct Walk<'d> {
     ids: HashMap<String, String>,
     /// (tag, pointer of its first use, operation ids), in first-use order.
     tags: Vec<(String, String, Vec<String>)>,
+    /// What the schemas of all operations may still expand to.
+    pub(super) budget: Budget,
 }
 
 impl<'d> Walk<'d> {
@@ -376,7 +384,13 @@ impl<'d> Walk<'d> {
                 refs::find(&layers, "required").and_then(|(n, _)| n.as_bool()) == Some(true);
             if let Some(schema) = self.media_schema(&layers)? {
                 let view = View::build(self.doc, schema.0, &schema.1, &mut Vec::new())?;
-                let mut f = Flattener::new(self.doc, Location::InputBody, fields, &mut self.notes);
+                let mut f = Flattener::new(
+                    self.doc,
+                    Location::InputBody,
+                    fields,
+                    &mut self.notes,
+                    &mut self.budget,
+                );
                 f.descend(&view, "", required)?;
             }
         }

@@ -104,7 +104,13 @@ impl<'d> Walk<'d> {
             };
             let at = pointer::push(at, "schema");
             let view = View::build(self.doc, schema, &at, &mut Vec::new())?;
-            let mut f = Flattener::new(self.doc, Location::InputBody, fields, &mut self.notes);
+            let mut f = Flattener::new(
+                self.doc,
+                Location::InputBody,
+                fields,
+                &mut self.notes,
+                &mut self.budget,
+            );
             return f.descend(&view, "", required);
         }
         // A 2.0 parameter is its own schema (`type`, `format`, `items`, `enum`); a 3.x one
@@ -124,7 +130,13 @@ impl<'d> Walk<'d> {
             View::build(self.doc, use_site.node, &use_site.pointer, &mut Vec::new())?
         };
         let name = fold_name(name);
-        let mut f = Flattener::new(self.doc, location, fields, &mut self.notes);
+        let mut f = Flattener::new(
+            self.doc,
+            location,
+            fields,
+            &mut self.notes,
+            &mut self.budget,
+        );
         f.field(&view, layers, &name, required)?;
         f.descend(&view, &name, required)
     }

@@ -78,7 +78,13 @@ impl<'d> Walk<'d> {
     ) -> Result<(), OpenApiError> {
         let view = View::build(self.doc, schema, schema_at, &mut Vec::new())?;
         let mut body = Vec::new();
-        let mut f = Flattener::new(self.doc, Location::OutputBody, &mut body, &mut self.notes);
+        let mut f = Flattener::new(
+            self.doc,
+            Location::OutputBody,
+            &mut body,
+            &mut self.notes,
+            &mut self.budget,
+        );
         f.descend(&view, "", true)?;
         for (field, site) in body {
             // A later success response adds only what the first did not have.

@@ -5,7 +5,10 @@
 //!
 //! Invariant: every field's value comes from a node of the document, and the field records
 //! where: its use site (the pointer refinements are written at) and, per attribute, the
-//! layer that stated it. A schema that contains itself is expanded once and noted.
+//! layer that stated it. A schema that contains itself is expanded once and noted; the
+//! whole import expands at most [`Limit::ImportNodes`] schema nodes (a `$ref` costs again at
+//! every use), so components that each point at the next several times cannot multiply
+//! into an exponential number of fields.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +22,7 @@ use super::refs::{self, Layer};
 use super::tree::Node;
 use super::{Note, Site};
 use crate::air::{Composition, Field, Location};
+use crate::limits::Limit;
 
 /// Nesting past which fields are not expanded (and a note says so).
 const MAX_NESTING: usize = 24;
@@ -225,12 +229,40 @@ fn join(name: &str, segment: &str) -> String {
     }
 }
 
+/// The schema nodes an import may still expand: each field and each schema descended into
+/// costs one.
+pub(crate) struct Budget {
+    left: u64,
+    cap: u64,
+}
+
+impl Budget {
+    pub(crate) fn new(cap: u64) -> Budget {
+        Budget { left: cap, cap }
+    }
+
+    /// Spends one node at `at`, or refuses the document there once the cap is spent.
+    fn spend(&mut self, doc: &Document, at: &str) -> Result<(), OpenApiError> {
+        if self.left == 0 {
+            let over = Limit::ImportNodes.exceeded(self.cap, None);
+            return Err(OpenApiError::Invalid {
+                file: doc.file.clone(),
+                pointer: at.to_string(),
+                message: format!("what the schemas expand to, each `$ref` at every use, {over}"),
+            });
+        }
+        self.left -= 1;
+        Ok(())
+    }
+}
+
 /// Collects the fields of one location of one operation.
 pub(crate) struct Flattener<'d, 'o> {
     pub doc: &'d Document,
     pub location: Location,
     pub fields: &'o mut Vec<(Field, Site)>,
     pub notes: &'o mut Vec<Note>,
+    budget: &'o mut Budget,
     /// Schemas on the current descent, by identity (recursion stops at a repeat).
     path: Vec<*const Node>,
 }
@@ -241,12 +273,14 @@ impl<'d, 'o> Flattener<'d, 'o> {
         location: Location,
         fields: &'o mut Vec<(Field, Site)>,
         notes: &'o mut Vec<Note>,
+        budget: &'o mut Budget,
     ) -> Self {
         Flattener {
             doc,
             location,
             fields,
             notes,
+            budget,
             path: Vec::new(),
         }
     }
@@ -276,6 +310,7 @@ impl<'d, 'o> Flattener<'d, 'o> {
             });
             return Ok(());
         }
+        self.budget.spend(self.doc, &last.pointer)?;
         self.path.push(target);
         let result = self.descend_inner(view, name, required);
         self.path.pop();
@@ -327,6 +362,7 @@ impl<'d, 'o> Flattener<'d, 'o> {
         required: bool,
     ) -> Result<(), OpenApiError> {
         let use_site = first.first().unwrap_or(&view.layers[0]);
+        self.budget.spend(self.doc, &use_site.pointer)?;
         let mut types = view.types();
         let mut nullable = view.nullable || view.flag("nullable");
         if types.iter().any(|t| t == "null") {
