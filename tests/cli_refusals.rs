@@ -6,8 +6,10 @@
 //! that expands without bound fails the test by aborting quickly instead of taking the
 //! machine's memory.
 
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_anvil-bench");
 
@@ -141,4 +143,66 @@ fn a_ref_fan_out_is_refused_at_the_import_cap() {
     std::fs::write(d.join("small.yaml"), ref_bomb(3)).unwrap();
     let out = run(d, &["air", "import", "small.yaml"], &env);
     refused(&out, 1, &["`small.yaml`", "IMPORT_NODES cap of 100 nodes"]);
+}
+
+/// One `POST /v1/messages`; the status line of the answer (empty when there is none).
+fn post_messages(url: &str) -> String {
+    let addr = url.trim_start_matches("http://");
+    let body = r#"{"model":"x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        s,
+        "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer.lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn replay_model_keeps_serving_and_exits_cleanly_when_its_stderr_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["replay-model", "--exit-on-stdin-eof"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nobody reads stderr any more: each log line is EPIPE.
+    drop(child.stderr.take());
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().trim_start_matches("listening on ").to_string();
+    for _ in 0..2 {
+        assert_eq!(post_messages(&url), "HTTP/1.1 200 OK");
+    }
+    drop(child.stdin.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+
+    // A script refused at start, reported to a closed stderr: a refusal, not a panic.
+    let script = dir.path().join("bad.json");
+    std::fs::write(
+        &script,
+        r#"{"format":"anvil-replay-script","formatVersion":1,"turns":[{"content":[{"type":"text","text":"{{result.0|(}}"}]}]}"#,
+    )
+    .unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = Command::new(BIN)
+        .args(["replay-model", "--script", script.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(1));
 }

@@ -59,12 +59,20 @@ pub struct ReplayArgs {
     pub latency_ms: u64,
 }
 
+/// `eprintln!` that drops a write error: SIGPIPE is ignored here, so a stderr nobody reads
+/// any more is EPIPE, and that must not turn into a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub fn run(args: &ReplayArgs) -> u8 {
     let player = match &args.script {
         Some(path) => match Player::from_script_file(path) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("error: {e}");
+                say!("error: {e}");
                 return exit::REJECTED;
             }
         },
@@ -78,7 +86,7 @@ pub fn run(args: &ReplayArgs) -> u8 {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            say!("error: cannot start the async runtime: {e}");
             return exit::DRIVER;
         }
     };
@@ -91,14 +99,14 @@ pub fn run(args: &ReplayArgs) -> u8 {
         let app = match router(player.clone(), &options) {
             Ok(app) => app,
             Err(e) => {
-                eprintln!("error: {e}");
+                say!("error: {e}");
                 return exit::REJECTED;
             }
         };
         let listener = match tokio::net::TcpListener::bind(args.listen).await {
             Ok(l) => l,
             Err(e) => {
-                eprintln!("error: cannot listen on {}: {e}", args.listen);
+                say!("error: cannot listen on {}: {e}", args.listen);
                 return exit::REJECTED;
             }
         };
@@ -121,7 +129,7 @@ pub fn run(args: &ReplayArgs) -> u8 {
         match serve(listener, app, shutdown_signal(args.exit_on_stdin_eof)).await {
             Ok(()) => exit::OK,
             Err(e) => {
-                eprintln!("error: server failed: {e}");
+                say!("error: server failed: {e}");
                 exit::DRIVER
             }
         }
@@ -159,8 +167,8 @@ async fn shutdown_signal(stdin_eof: bool) {
         }
     };
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => eprintln!("replay-model: interrupted, shutting down"),
-        () = term => eprintln!("replay-model: terminated, shutting down"),
-        () = stdin_closed => eprintln!("replay-model: stdin closed, shutting down"),
+        _ = tokio::signal::ctrl_c() => say!("replay-model: interrupted, shutting down"),
+        () = term => say!("replay-model: terminated, shutting down"),
+        () = stdin_closed => say!("replay-model: stdin closed, shutting down"),
     }
 }

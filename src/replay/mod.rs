@@ -171,7 +171,9 @@ impl Shared {
         if self.quiet {
             tracing::info!(target: "anvil_bench::replay", "{line}");
         } else {
-            eprintln!("{line}");
+            // SIGPIPE is ignored while serving: a stderr nobody reads is EPIPE, which
+            // `eprintln!` would turn into a panic of the request's handler.
+            let _ = writeln!(std::io::stderr(), "{line}");
         }
         if let Some(file) = &self.transcript {
             let mut line = json!({"seq": seq});
