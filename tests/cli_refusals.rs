@@ -145,6 +145,21 @@ fn a_ref_fan_out_is_refused_at_the_import_cap() {
     refused(&out, 1, &["`small.yaml`", "IMPORT_NODES cap of 100 nodes"]);
 }
 
+#[test]
+fn replay_model_refuses_to_listen_beyond_loopback() {
+    let dir = tempfile::tempdir().unwrap();
+    for addr in ["0.0.0.0:0", "[::]:0"] {
+        // Stdin is empty: a server that did start would stop at once, not hang the test.
+        let out = Command::new(BIN)
+            .args(["replay-model", "--exit-on-stdin-eof", "--listen", addr])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        refused(&out, 2, &[addr, "loopback"]);
+    }
+}
+
 /// One `POST /v1/messages`; the status line of the answer (empty when there is none).
 fn post_messages(url: &str) -> String {
     let addr = url.trim_start_matches("http://");

@@ -30,8 +30,8 @@ Stopping: SIGINT or SIGTERM; or, with --exit-on-stdin-eof, closing the server's 
 reliable way for a test harness (spawn it with a piped stdin and drop the pipe). Open \
 connections get two seconds to finish.")]
 pub struct ReplayArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    /// Address to listen on, a loopback one (port 0 picks a free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", value_parser = loopback)]
     pub listen: SocketAddr,
     /// Play the turns of an `anvil-replay-script` v1 document: `{"format":
     /// "anvil-replay-script", "formatVersion": 1, "turns": [{"content": [{"type": "text",
@@ -57,6 +57,21 @@ pub struct ReplayArgs {
     /// measuring the harness against a latency-bound agent).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub latency_ms: u64,
+}
+
+/// `--listen`: a socket address on loopback. The server answers anyone who can connect
+/// (no key), so it never listens where another host could reach it.
+fn loopback(raw: &str) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = raw
+        .parse()
+        .map_err(|e| format!("`{raw}` is not an address and port: {e}"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "`{raw}` is not a loopback address; replay-model serves only on loopback \
+             (127.0.0.1 or [::1])"
+        ));
+    }
+    Ok(addr)
 }
 
 /// `eprintln!` that drops a write error: SIGPIPE is ignored here, so a stderr nobody reads
