@@ -96,7 +96,8 @@ pub const TABLE: [Spec; 10] = [
     Spec {
         limit: Limit::ReplayBodyBytes,
         name: "REPLAY_BODY_BYTES",
-        default: 256 * MIB,
+        // The Messages API's own request cap; a parsed body costs many times its bytes.
+        default: 32 * MIB,
         unit: "bytes",
         bounds: "one HTTP request body of replay-model",
     },
@@ -426,6 +427,13 @@ mod tests {
         assert!(e.to_string().contains("not a regular file"), "{e}");
         let e = read_capped(dir.path(), Limit::DocBytes).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn a_replay_request_body_is_capped_at_the_messages_api_size() {
+        // A parsed body costs many times its bytes: at 256 MiB one request could take the
+        // server past any memory it has. The Messages API's own cap is 32 MB.
+        assert!(Limit::ReplayBodyBytes.default_value() <= 32 * MIB);
     }
 
     #[test]

@@ -330,6 +330,15 @@ fn parse_body(body: &Result<Bytes, BytesRejection>, cap: u64) -> Result<Value, B
         .map_err(|e| BodyRefusal::Bad(format!("request body is not JSON: {e}")))
 }
 
+/// `entry` with the request body moved in as `request`. `json!` would serialise a copy of
+/// the body, which for a large request is several times its size again.
+fn with_request(mut entry: Value, body: Value) -> Value {
+    if let Value::Object(map) = &mut entry {
+        map.insert("request".into(), body);
+    }
+    entry
+}
+
 /// The model, the number of messages (or input items) and whether to stream.
 fn summary(body: &Value) -> (Value, usize, bool) {
     let model = body.get("model").cloned().unwrap_or(Value::Null);
@@ -357,11 +366,12 @@ async fn messages(
     let (model, n, stream) = summary(&body);
     let (reply, kind) = shared.player.reply(&body, len);
     let message = reply.message_json();
-    shared.record(json!({
+    let entry = json!({
         "method": "POST", "path": uri.to_string(), "kind": kind, "model": model, "messages": n,
         "stream": stream, "outcome": format!("{kind} {} ({} blocks)", reply.stop_reason, reply.content.len()),
-        "request": body, "response": message,
-    }));
+        "response": message,
+    });
+    shared.record(with_request(entry, body));
     if stream {
         sse_response(&reply)
     } else {
@@ -390,11 +400,12 @@ async fn responses_endpoint(
     } else {
         "completed"
     };
-    shared.record(json!({
+    let entry = json!({
         "method": "POST", "path": uri.to_string(), "kind": kind, "model": model, "messages": n,
         "stream": stream, "outcome": format!("{kind} {ending} ({} items)", response.output.len()),
-        "request": body, "response": object,
-    }));
+        "response": object,
+    });
+    shared.record(with_request(entry, body));
     if stream {
         sse(response.sse_events())
     } else {
@@ -440,10 +451,11 @@ async fn count_tokens(
     let len = bytes.map_or(0, |b| b.len());
     let (model, n, _) = summary(&body);
     let tokens = (len as u64).div_ceil(4).max(1);
-    shared.record(json!({
+    let entry = json!({
         "method": "POST", "path": uri.to_string(), "kind": "count_tokens", "model": model,
-        "messages": n, "outcome": format!("count_tokens {tokens}"), "request": body,
-    }));
+        "messages": n, "outcome": format!("count_tokens {tokens}"),
+    });
+    shared.record(with_request(entry, body));
     axum::Json(json!({"input_tokens": tokens})).into_response()
 }
 
