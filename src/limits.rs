@@ -57,7 +57,7 @@ const MIB: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 
 /// Every cap, in the order of [`Limit`]'s variants.
-pub const TABLE: [Spec; 10] = [
+pub const TABLE: [Spec; 11] = [
     Spec {
         limit: Limit::DocBytes,
         name: "DOC_BYTES",
@@ -167,7 +167,7 @@ pub enum LimitError {
 }
 
 impl Limit {
-    pub const ALL: [Limit; 10] = [
+    pub const ALL: [Limit; 11] = [
         Limit::DocBytes,
         Limit::ResultsBytes,
         Limit::AirTextBytes,

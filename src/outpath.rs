@@ -23,6 +23,13 @@ pub enum OutPathError {
         what: &'static str,
         rule: &'static str,
     },
+    #[error(
+        "refusing to write `{}`: it is the input `{}` (the same file); an output goes to \
+         another path",
+        path.display(),
+        input.display()
+    )]
+    IsInput { path: PathBuf, input: PathBuf },
     #[error("cannot inspect the output `{}`: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -37,6 +44,7 @@ impl OutPathError {
     pub fn kind(&self) -> &'static str {
         match self {
             OutPathError::Refused { .. } => "bad_output_path",
+            OutPathError::IsInput { .. } => "output_is_input",
             OutPathError::Io { .. } => "io",
         }
     }
@@ -69,6 +77,33 @@ pub fn check_dir(path: &Path) -> Result<(), OutPathError> {
         None | Some(Entry::Dir) => Ok(()),
         Some(other) => Err(refused(path, other, DIR_RULE)),
     }
+}
+
+/// Checks that `path` is none of `inputs`: not the same file, by device and inode, so
+/// `./spec.yaml`, another spelling or a hard link is caught too. Writing over an input
+/// would replace what the command read (the temp file and rename never fail on that).
+///
+/// # Errors
+///
+/// `path` exists and is the same file as one of `inputs`.
+pub fn check_not_input(path: &Path, inputs: &[&Path]) -> Result<(), OutPathError> {
+    use std::os::unix::fs::MetadataExt;
+    // A path that is not there yet is no input; what else cannot be inspected is left to
+    // `check_file` and the write.
+    let Ok(out) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if let Ok(meta) = std::fs::metadata(input)
+            && (meta.dev(), meta.ino()) == (out.dev(), out.ino())
+        {
+            return Err(OutPathError::IsInput {
+                path: path.to_path_buf(),
+                input: input.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,5 +194,29 @@ mod tests {
         assert!(e.to_string().contains("symlink"), "{e}");
         let e = check_dir(Path::new("/dev/null")).unwrap_err();
         assert!(e.to_string().contains("a device"), "{e}");
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused_however_it_is_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("spec.yaml");
+        std::fs::write(&spec, "openapi: 3.0.0\n").unwrap();
+        let linked = dir.path().join("linked.yaml");
+        std::fs::hard_link(&spec, &linked).unwrap();
+        let dotted = dir.path().join(".").join("spec.yaml");
+        for out in [&spec, &linked, &dotted] {
+            let e = check_not_input(out, &[Path::new("/dev/null"), &spec]).unwrap_err();
+            assert_eq!(e.kind(), "output_is_input");
+            let text = e.to_string();
+            assert!(text.contains(&format!("`{}`", out.display())), "{text}");
+            assert!(
+                text.contains(&format!("input `{}`", spec.display())),
+                "{text}"
+            );
+        }
+        let other = dir.path().join("air.json");
+        check_not_input(&other, &[&spec]).unwrap();
+        std::fs::write(&other, "{}").unwrap();
+        check_not_input(&other, &[&spec]).unwrap();
     }
 }

@@ -146,6 +146,44 @@ fn a_ref_fan_out_is_refused_at_the_import_cap() {
 }
 
 #[test]
+fn an_out_that_is_an_input_is_refused_and_the_input_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(petstore(), d.join("spec.yaml")).unwrap();
+    let original = std::fs::read(d.join("spec.yaml")).unwrap();
+    std::fs::hard_link(d.join("spec.yaml"), d.join("linked.yaml")).unwrap();
+    for out in ["spec.yaml", "./spec.yaml", "linked.yaml"] {
+        let o = run(d, &["air", "import", "spec.yaml", "--out", out], &[]);
+        refused(&o, 1, &["it is the input `spec.yaml`"]);
+        assert_eq!(std::fs::read(d.join("spec.yaml")).unwrap(), original);
+    }
+    let o = run(d, &["air", "import", "spec.yaml", "--out", "air.json"], &[]);
+    assert!(o.status.success());
+    let air = std::fs::read(d.join("air.json")).unwrap();
+    let export = |out: &str| {
+        run(
+            d,
+            &[
+                "air",
+                "export",
+                "--spec",
+                "spec.yaml",
+                "--air",
+                "air.json",
+                "--out",
+                out,
+            ],
+            &[],
+        )
+    };
+    refused(&export("./air.json"), 1, &["it is the input `air.json`"]);
+    refused(&export("linked.yaml"), 1, &["it is the input `spec.yaml`"]);
+    assert_eq!(std::fs::read(d.join("air.json")).unwrap(), air);
+    assert_eq!(std::fs::read(d.join("spec.yaml")).unwrap(), original);
+    assert!(export("refined.yaml").status.success());
+}
+
+#[test]
 fn replay_model_refuses_to_listen_beyond_loopback() {
     let dir = tempfile::tempdir().unwrap();
     for addr in ["0.0.0.0:0", "[::]:0"] {
@@ -220,4 +258,23 @@ fn replay_model_keeps_serving_and_exits_cleanly_when_its_stderr_is_closed() {
         .status()
         .unwrap();
     assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn report_show_refuses_an_out_that_is_the_results_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/example/results.json");
+    std::fs::create_dir(d.join("run")).unwrap();
+    std::fs::copy(example, d.join("run/results.json")).unwrap();
+    let results = std::fs::read(d.join("run/results.json")).unwrap();
+    let out = run(
+        d,
+        &["report", "show", "run", "--out", "run/results.json"],
+        &[],
+    );
+    refused(&out, 1, &["it is the input `run/results.json`"]);
+    assert_eq!(std::fs::read(d.join("run/results.json")).unwrap(), results);
+    let out = run(d, &["report", "show", "run", "--out", "run/report.md"], &[]);
+    assert!(out.status.success());
 }

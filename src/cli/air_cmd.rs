@@ -133,9 +133,15 @@ fn grouped_notes(notes: &[Note]) -> Vec<String> {
         .collect()
 }
 
-/// Writes an `--out` file through `write` once [`crate::outpath`] allows the destination.
-fn write_out(out: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
+/// Writes an `--out` file through `write` once [`crate::outpath`] allows the destination:
+/// never one of the command's `inputs`.
+fn write_out(
+    out: &Path,
+    inputs: &[&Path],
+    write: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     crate::outpath::check_file(out)
+        .and_then(|()| crate::outpath::check_not_input(out, inputs))
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     write(out)
 }
@@ -147,7 +153,9 @@ fn import(args: &ImportArgs) -> u8 {
     };
     let air = &imported.air;
     if let Some(out) = &args.out
-        && let Err(source) = write_out(out, |p| crate::fsio::write_json_atomic(p, air))
+        && let Err(source) = write_out(out, &[&args.spec], |p| {
+            crate::fsio::write_json_atomic(p, air)
+        })
     {
         let e = OpenApiError::Write {
             file: out.display().to_string(),
@@ -207,7 +215,7 @@ fn export(args: &ExportArgs) -> u8 {
     };
     match &args.out {
         Some(out) => {
-            if let Err(source) = write_out(out, |p| {
+            if let Err(source) = write_out(out, &[&args.spec, &args.air], |p| {
                 crate::fsio::write_atomic(p, exported.text.as_bytes())
             }) {
                 let e = OpenApiError::Write {

@@ -74,14 +74,26 @@ pub struct DiffArgs {
 }
 
 /// Prints `text`, or writes it to `out`, which may not replace a record of a results
-/// directory read (`inputs`).
+/// directory read (`inputs`), nor any of them however it is spelled (a hard link).
 fn emit(text: &str, out: &Option<PathBuf>, inputs: &[&Path]) -> Result<(), ReportError> {
     if let Some(path) = out {
         report::check_out_beside_records(path, inputs)?;
+        let inputs: Vec<PathBuf> = inputs.iter().map(|p| results_file(p)).collect();
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        crate::outpath::check_not_input(path, &inputs)?;
         report::write(path, text)
     } else {
         print!("{text}");
         Ok(())
+    }
+}
+
+/// The results.json a DIR argument stands for.
+fn results_file(p: &Path) -> PathBuf {
+    if p.is_dir() {
+        p.join("results.json")
+    } else {
+        p.to_path_buf()
     }
 }
 
