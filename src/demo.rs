@@ -148,8 +148,15 @@ pub fn write_example(dir: &Path) -> Result<(), CaseError> {
 ///
 /// # Errors
 ///
-/// `dir` exists and is not empty, or any error of a rail while running a case.
+/// `dir` is a symlink or not a directory (see [`crate::outpath::check_dir`]), exists and is
+/// not empty, or any error of a rail while running a case.
 pub fn run(dir: &Path, mut progress: impl FnMut(&DemoRow)) -> Result<DemoReport, CaseError> {
+    // A link to a directory (or a device) is refused, not written through.
+    crate::outpath::check_dir(dir).map_err(|e| CaseError::Rail {
+        rail: "demo",
+        kind: e.kind(),
+        reason: e.to_string(),
+    })?;
     if dir.exists()
         && std::fs::read_dir(dir)
             .map_err(CaseError::io("read", dir))?

@@ -184,6 +184,17 @@ fn an_out_that_is_an_input_is_refused_and_the_input_kept() {
 }
 
 #[test]
+fn demo_refuses_a_dir_that_is_a_symlink_instead_of_writing_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("real")).unwrap();
+    std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+    let out = run(d, &["demo", "--dir", "link"], &[]);
+    refused(&out, 1, &["`link`", "symlink"]);
+    assert_eq!(std::fs::read_dir(d.join("real")).unwrap().count(), 0);
+}
+
+#[test]
 fn replay_model_refuses_to_listen_beyond_loopback() {
     let dir = tempfile::tempdir().unwrap();
     for addr in ["0.0.0.0:0", "[::]:0"] {
