@@ -6,12 +6,18 @@
 //! a value is always traced to the node that states it.
 //!
 //! Invariant: resolution never follows a reference out of the document and never loops; an
-//! external reference, a dangling one and a cycle are errors naming the `$ref`'s pointer.
+//! external reference, a dangling one, a cycle and a chain of more than [`MAX_CHAIN`]
+//! references are errors naming the `$ref`'s pointer.
 
 use super::document::Document;
 use super::error::OpenApiError;
 use super::pointer::{self, RefError, show};
 use super::tree::Node;
+
+/// References one chain may follow. Real descriptions chain two or three; a chain is
+/// walked again at every use and checked against its own layers, so a long one costs time
+/// quadratic in its length, times its uses.
+pub(crate) const MAX_CHAIN: usize = 64;
 
 /// One node on a reference chain and where it lives.
 #[derive(Debug, Clone)]
@@ -52,6 +58,12 @@ pub(crate) fn chain<'d>(
             RefError::Malformed(why) => invalid(format!("$ref `{text}` is malformed: {why}")),
         })?;
         let target_at = pointer::join(&tokens);
+        if layers.len() > MAX_CHAIN {
+            return Err(invalid(format!(
+                "$ref chain from `{}` is longer than {MAX_CHAIN} references",
+                show(at)
+            )));
+        }
         if layers.iter().any(|l| l.pointer == target_at) {
             let mut path: Vec<String> = layers.iter().skip(1).map(|l| show(&l.pointer)).collect();
             path.push(show(&target_at));
@@ -118,5 +130,28 @@ mod tests {
             assert_eq!(err.pointer(), Some(pointer), "{err}");
             assert!(err.to_string().contains(words), "{err}");
         }
+    }
+
+    #[test]
+    fn a_chain_longer_than_the_cap_is_refused_where_it_runs_over() {
+        let text = |refs: usize| {
+            let mut t = String::new();
+            for i in 0..refs {
+                t.push_str(&format!("s{i}: {{$ref: '#/s{}'}}\n", i + 1));
+            }
+            t.push_str(&format!("s{refs}: {{type: integer}}\n"));
+            t
+        };
+        let d = doc(&text(MAX_CHAIN));
+        let layers = chain(&d, d.root.get("s0").unwrap(), "/s0").unwrap();
+        assert_eq!(layers.len(), MAX_CHAIN + 1);
+        let d = doc(&text(MAX_CHAIN + 1));
+        let err = chain(&d, d.root.get("s0").unwrap(), "/s0").unwrap_err();
+        let at = format!("/s{MAX_CHAIN}/$ref");
+        assert_eq!(err.pointer(), Some(at.as_str()), "{err}");
+        assert!(
+            err.to_string().contains("longer than 64 references"),
+            "{err}"
+        );
     }
 }
