@@ -4,6 +4,8 @@
 //! Invariant: operations keep the AIR's (document) order and every deficiency of the plan
 //! is counted exactly once.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
 use crate::air::{Air, Deficiency};
@@ -33,24 +35,33 @@ pub struct SkillCount {
 }
 
 /// Groups `plan` (the deficiencies of `air`) per operation, skills in first-seen order.
+/// Linear in the plan: it is split by operation once, and targets are deduplicated
+/// through a set.
 #[must_use]
 pub fn summarize(air: &Air, plan: &[Deficiency]) -> Vec<OperationSummary> {
+    let mut by_op: HashMap<&str, Vec<&Deficiency>> = HashMap::new();
+    for d in plan {
+        if let Some(op) = d.target.operation() {
+            by_op.entry(op).or_default().push(d);
+        }
+    }
     air.operations
         .iter()
         .map(|op| {
             let prefix = format!("op.{}.", op.id);
             let mut skills: Vec<SkillCount> = Vec::new();
-            let mut total = 0;
-            for d in plan.iter().filter(|d| d.target.operation() == Some(&op.id)) {
-                total += 1;
+            let mut seen: HashSet<(&str, String)> = HashSet::new();
+            let mine = by_op.get(op.id.as_str()).map_or(&[][..], Vec::as_slice);
+            for d in mine {
                 let key = d.target.to_string();
                 let short = key
                     .strip_prefix(&prefix)
                     .map_or_else(|| "operation".to_string(), str::to_string);
+                let new = seen.insert((d.skill, short.clone()));
                 match skills.iter_mut().find(|s| s.skill == d.skill) {
                     Some(s) => {
                         s.count += 1;
-                        if !s.targets.contains(&short) {
+                        if new {
                             s.targets.push(short);
                         }
                     }
@@ -66,7 +77,7 @@ pub fn summarize(air: &Air, plan: &[Deficiency]) -> Vec<OperationSummary> {
                 method: op.method.clone(),
                 path: op.path.clone(),
                 pointer: op.pointer.clone(),
-                total,
+                total: mine.len(),
                 skills,
             }
         })
