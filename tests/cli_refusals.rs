@@ -284,6 +284,15 @@ fn report_show_refuses_an_out_that_is_the_results_it_reads() {
         &["report", "show", "run", "--out", "run/results.json"],
         &[],
     );
+    refused(&out, 1, &["record of the results directory"]);
+    assert_eq!(std::fs::read(d.join("run/results.json")).unwrap(), results);
+    // A hard link to it, beside it: no record's name, the same file.
+    std::fs::hard_link(d.join("run/results.json"), d.join("run/linked.json")).unwrap();
+    let out = run(
+        d,
+        &["report", "show", "run", "--out", "run/linked.json"],
+        &[],
+    );
     refused(&out, 1, &["it is the input `run/results.json`"]);
     assert_eq!(std::fs::read(d.join("run/results.json")).unwrap(), results);
     let out = run(d, &["report", "show", "run", "--out", "run/report.md"], &[]);
