@@ -191,11 +191,7 @@ pub fn trial_file_name(id: &str) -> String {
     format!("{safe}.json")
 }
 
-/// `<class>/<name>::<arm>#<repeat>`.
-#[must_use]
-pub fn trial_id(scenario: &str, arm: Arm, repeat: u32) -> String {
-    format!("{scenario}::{arm}#{repeat}")
-}
+pub use super::trial_record::trial_id;
 
 /// An error reading a battery document, naming the file and what is wrong.
 #[derive(Debug, thiserror::Error)]

@@ -110,6 +110,12 @@ pub struct TrialRecord {
     pub run: Option<String>,
 }
 
+/// `<class>/<name>::<arm>#<repeat>`.
+#[must_use]
+pub fn trial_id(scenario: &str, arm: Arm, repeat: u32) -> String {
+    format!("{scenario}::{arm}#{repeat}")
+}
+
 impl TrialRecord {
     /// Counted in denominators: not an infrastructure failure.
     #[must_use]
@@ -125,7 +131,7 @@ impl TrialRecord {
     /// and its figures would count what no trial did.
     #[must_use]
     pub fn inconsistency(&self) -> Option<(&'static str, String)> {
-        let id = super::results::trial_id(&self.scenario, self.arm, self.repeat);
+        let id = trial_id(&self.scenario, self.arm, self.repeat);
         let class = self.scenario.split('/').next().unwrap_or_default();
         let checks = [
             (
