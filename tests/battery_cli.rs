@@ -262,11 +262,32 @@ fn usage_errors_name_the_flag() {
         (&["--scenarios", "x"][..], "--labels"),
         (&["--jobs", "0"][..], "--jobs"),
         (&["--max-budget-usd=-1"][..], "--max-budget-usd"),
+        // A trial timed out at once and retried, or an agent allowed no turn, measures
+        // nothing.
+        (&["--trial-timeout", "0"][..], "--trial-timeout"),
+        (&["--max-turns", "0"][..], "--max-turns"),
     ] {
         let out = battery(tmp.path(), args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+/// `case investigate` likewise: a zero timeout or turn limit is a usage error.
+#[test]
+fn investigate_refuses_a_zero_timeout_or_turn_limit() {
+    for (flag, value) in [("--timeout", "0"), ("--max-turns", "0")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_anvil-bench"))
+            .args(["case", "investigate", "no-such-run", "--driver", "scripted"])
+            .args([flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(flag),
+            "{flag}"
+        );
     }
 }
 

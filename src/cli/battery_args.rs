@@ -138,11 +138,11 @@ pub struct BatteryArgs {
     /// Seed of every resampling (intervals are recomputable from results.json) [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Wall-clock limit of one agent run [default: 600].
-    #[arg(long, value_name = "SECS")]
+    /// Wall-clock limit of one agent run, at least 1 [default: 600].
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub trial_timeout: Option<u64>,
-    /// Turn limit passed to the agent.
-    #[arg(long, value_name = "N")]
+    /// Turn limit passed to the agent, at least 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// Budget of the whole battery: scheduling stops before the projected spend passes it.
     #[arg(long, value_name = "USD")]

@@ -57,11 +57,11 @@ pub struct InvestigateArgs {
     /// Acknowledge that native execution cannot enforce read-only repository and case-only writes.
     #[arg(long)]
     pub allow_degraded_native: bool,
-    /// Hard wall-clock limit; the whole process group is killed when it passes.
-    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    /// Hard wall-clock limit, at least 1; the whole process group is killed when it passes.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
-    /// Passed to the agent where it supports it.
-    #[arg(long, value_name = "N")]
+    /// Passed to the agent where it supports it; at least 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// Passed to the agent where it supports it.
     #[arg(long, value_name = "X")]
