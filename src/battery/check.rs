@@ -63,16 +63,29 @@ fn canary_pattern() -> &'static Regex {
 /// Checks the corpus under `scenarios_dir` against the labels under `labels_dir`.
 #[must_use]
 pub fn check(scenarios_dir: &Path, labels_dir: &Path, opts: Options) -> Report {
-    let (scenarios, mut problems) = load_scenarios(scenarios_dir);
+    let (scenarios, problems) = load_scenarios(scenarios_dir);
+    check_loaded(scenarios_dir, &scenarios, problems, labels_dir, opts)
+}
+
+/// [`check`] of the scenarios already loaded from `scenarios_dir` (with the `problems`
+/// loading them found), for a caller that holds them.
+#[must_use]
+pub fn check_loaded(
+    scenarios_dir: &Path,
+    scenarios: &[Scenario],
+    mut problems: Vec<Problem>,
+    labels_dir: &Path,
+    opts: Options,
+) -> Report {
     let (labels, label_problems) = load_labels(labels_dir);
     problems.extend(label_problems);
 
-    for s in &scenarios {
+    for s in scenarios {
         check_scenario(s, &mut problems);
     }
     let by_id: BTreeMap<&str, &Scenario> =
         scenarios.iter().map(|s| (s.dir_id.as_str(), s)).collect();
-    check_pairing(&scenarios, &labels, &mut problems);
+    check_pairing(scenarios, &labels, &mut problems);
     for l in &labels {
         check_label(
             l,
@@ -82,7 +95,7 @@ pub fn check(scenarios_dir: &Path, labels_dir: &Path, opts: Options) -> Report {
     }
     check_canaries(scenarios_dir, &labels, &mut problems);
     if opts.coverage {
-        problems.extend(coverage(scenarios_dir, labels_dir, &scenarios, &labels));
+        problems.extend(coverage(scenarios_dir, labels_dir, scenarios, &labels));
     }
     if opts.oracle {
         // Only scenarios that are otherwise sound: a broken one is already named.

@@ -295,7 +295,7 @@ fn entries(dir: &Path, dirs: bool, problems: &mut Vec<Problem>) -> std::io::Resu
 /// followed).
 #[must_use]
 pub fn special_files(dir: &Path) -> Vec<PathBuf> {
-    walk(dir, |ty| !ty.is_dir() && !ty.is_file())
+    walk(dir, |_, ty| !ty.is_dir() && !ty.is_file())
 }
 
 fn name_of(path: &Path) -> String {
@@ -423,7 +423,7 @@ pub fn seal(labels: &[Label]) -> String {
 /// Every regular file under `dir`, recursively, sorted; hidden names included (a canary in a
 /// dotfile is still a leak). Symlinks are not followed.
 pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
-    walk(dir, std::fs::FileType::is_file)
+    walk(dir, |_, ty| ty.is_file())
 }
 
 /// Every entry under `dir` named `.git` (in any case, of any type), sorted; none is
@@ -432,22 +432,7 @@ pub fn walk_files(dir: &Path) -> Vec<PathBuf> {
 /// another git directory anywhere on the host.
 #[must_use]
 pub fn git_entries(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(read) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for entry in read.flatten() {
-            if is_git_name(&entry.file_name()) {
-                out.push(entry.path());
-            } else if entry.file_type().is_ok_and(|ty| ty.is_dir()) {
-                stack.push(entry.path());
-            }
-        }
-    }
-    out.sort();
-    out
+    walk(dir, |entry, _| is_git_name(&entry.file_name()))
 }
 
 /// Whether `name` is `.git` in any case.
@@ -456,9 +441,9 @@ pub fn is_git_name(name: &std::ffi::OsStr) -> bool {
     name.as_encoded_bytes().eq_ignore_ascii_case(b".git")
 }
 
-/// Every non-directory entry under `dir` (recursively, never through a symlink) whose type
-/// `keep` accepts, sorted.
-fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<PathBuf> {
+/// Every entry under `dir` (recursively, never through a symlink) that `keep` accepts,
+/// sorted; a kept directory is not entered, any other is.
+fn walk(dir: &Path, keep: impl Fn(&std::fs::DirEntry, &std::fs::FileType) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -467,10 +452,10 @@ fn walk(dir: &Path, keep: impl Fn(&std::fs::FileType) -> bool) -> Vec<PathBuf> {
         };
         for entry in read.flatten() {
             let Ok(ty) = entry.file_type() else { continue };
-            if ty.is_dir() {
-                stack.push(entry.path());
-            } else if keep(&ty) {
+            if keep(&entry, &ty) {
                 out.push(entry.path());
+            } else if ty.is_dir() {
+                stack.push(entry.path());
             }
         }
     }

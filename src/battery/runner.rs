@@ -470,8 +470,10 @@ fn load_corpus(cfg: &Config) -> Result<(Vec<Scenario>, Vault, Vec<String>), Batt
     // their own runs): a label or scenario it refuses would be scored wrongly or fail a
     // control in a way that names neither — a scenario in the wrong class, a canary that
     // is not one, evidence outside the repository, a canary inside the corpus.
-    let report = super::check::check(
+    let report = super::check::check_loaded(
         &cfg.scenarios,
+        &scenarios,
+        Vec::new(),
         &cfg.labels,
         super::check::Options {
             coverage: false,
