@@ -112,14 +112,24 @@ fn checked(
         );
     }
     // Only of the case.json the run was opened with: another one is reported above.
+    // case.json does not change after open, and every rail checks it: inside one process
+    // its fields are remembered under the sha256 of its bytes.
+    static OPENED: crate::memo::Memo<String, Option<std::sync::Arc<OpenedCase>>> =
+        crate::memo::Memo::new(1024);
     let opened = (lc.case_hash == case_hash)
-        .then(|| serde_json::from_slice::<OpenedCase>(&case_bytes).ok())
+        .then(|| {
+            OPENED.get_or(case_hash.clone(), || {
+                serde_json::from_slice::<OpenedCase>(&case_bytes)
+                    .ok()
+                    .map(std::sync::Arc::new)
+            })
+        })
         .flatten();
     if let Some(case) = &opened {
         check_source(run_dir, case, &mut broken);
     }
     check_chain(journal, &lc, anchor, &mut broken);
-    check_lifecycle_writer(journal, &lc, opened.as_ref(), &mut broken);
+    check_lifecycle_writer(journal, &lc, opened.as_deref(), &mut broken);
     check_engine_writes(journal, &lc_hash, &hash_of, &mut broken)?;
     Ok((out, Some(case_hash)))
 }
